@@ -1,0 +1,38 @@
+# The two entry points a newcomer needs: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup browser demo test unit e2e bench schema clean
+
+$(BIN)/branchwise: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+browser:
+	@scripts/install-chromium
+
+setup: browser $(BIN)/branchwise
+
+demo: setup
+	$(BIN)/branchwise demo
+
+test: setup
+	scripts/run-pytest $(BIN)/python tests e2e
+
+unit: setup
+	scripts/run-pytest $(BIN)/python tests
+
+e2e: setup
+	scripts/run-pytest $(BIN)/python e2e
+
+bench: setup
+	$(BIN)/python -m branchwise.bench.observe
+
+schema: setup
+	$(BIN)/branchwise schema --write protocol/schema
+
+clean:
+	rm -rf $(VENV) build *.egg-info backend/*.egg-info

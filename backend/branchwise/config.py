@@ -1,0 +1,35 @@
+"""Configuration objects passed explicitly to every component (no module-level state)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+# The extension's id follows from the public `key` pinned in extension/manifest.json.
+EXTENSION_ID = "hbbmfjggpedpjmmnhcocjbfbdeeogeaa"
+DEFAULT_PORT = 8765
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "branchwise"
+
+
+class ServerConfig(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    data_dir: Path = Field(default_factory=default_data_dir)
+    extension_id: str = EXTENSION_ID
+    # A big page's raw AX tree is ~9 MB; leave room, but refuse anything absurd.
+    max_message_bytes: int = 32 * 1024 * 1024
+    # Hard transport cap (the websocket library drops the connection above it); the app limit above answers politely.
+    transport_max_bytes: int = 48 * 1024 * 1024
+    # The MV3 worker is killed ~30 s after the last data message; ping well inside that.
+    keepalive_seconds: float = 15.0
+    request_timeout_seconds: float = 30.0
+
+    @property
+    def extension_origin(self) -> str:
+        return f"chrome-extension://{self.extension_id}"

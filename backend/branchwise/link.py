@@ -1,0 +1,385 @@
+"""One live connection to the extension: handshake, validation, request/reply correlation, keepalive.
+
+The extension is the WebSocket client; the backend sends it commands and awaits the correlated replies. Anything the
+extension sends on its own (network requests, tab events, dialogs, user commands) goes to the hub's handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+from pydantic import ValidationError
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from . import __version__
+from .config import ServerConfig
+from .protocol import (
+    PROTOCOL_VERSION,
+    DialogEvent,
+    Envelope,
+    Error,
+    FromExtension,
+    Hello,
+    HelloOk,
+    NetworkRequest,
+    Ping,
+    Pong,
+    RunStarted,
+    StartRun,
+    StopRun,
+    TabEvent,
+    parse_incoming,
+)
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=Envelope)
+
+HELLO_TIMEOUT_SECONDS = 10.0
+CLOSE_VERSION_MISMATCH = 4001
+CLOSE_NO_HELLO = 4002
+CLOSE_REPLACED = 4003
+
+
+class LinkClosed(Exception):
+    """The extension disconnected while a command was in flight."""
+
+
+class ExtensionError(Exception):
+    """The extension answered a command with an error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class LinkTimeout(ExtensionError):
+    def __init__(self, message: str) -> None:
+        super().__init__("timeout", message)
+
+
+BrowserEvent = NetworkRequest | TabEvent | DialogEvent
+
+
+class LinkHandlers(Protocol):
+    """What the link hands upward: events and the side panel's commands."""
+
+    def on_event(self, event: BrowserEvent) -> None: ...
+
+    async def on_start_run(self, message: StartRun) -> str: ...
+
+    async def on_stop_run(self, message: StopRun) -> None: ...
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """A short message naming the offending fields, e.g. `observation.frames.0.nodes: Field required`."""
+    parts = []
+    for item in err.errors()[:3]:
+        loc = ".".join(str(p) for p in item["loc"])
+        parts.append(f"{loc}: {item['msg']}" if loc else item["msg"])
+    more = len(err.errors()) - 3
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def peek_id(raw: str) -> str | None:
+    """The `id` of a message that failed validation, so the error can still be correlated."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return None
+    value = obj.get("id") if isinstance(obj, dict) else None
+    return value if isinstance(value, str) and len(value) <= 64 else None
+
+
+class ExtensionLink:
+    def __init__(self, ws: WebSocket, config: ServerConfig, handlers: LinkHandlers) -> None:
+        self._ws = ws
+        self._config = config
+        self._handlers = handlers
+        self._pending: dict[str, asyncio.Future[FromExtension]] = {}
+        self._send_lock = asyncio.Lock()
+        self._closed = asyncio.Event()
+        self.ready = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.hello: Hello | None = None
+        self.connected_at = time.time()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def send(self, message: Envelope) -> None:
+        if self.closed:
+            raise LinkClosed("the extension is not connected")
+        data = message.model_dump_json(exclude_none=True)
+        async with self._send_lock:
+            try:
+                await self._ws.send_text(data)
+            except (WebSocketDisconnect, RuntimeError) as exc:
+                raise LinkClosed(f"the extension disconnected: {exc}") from exc
+
+    async def request(self, message: Envelope, reply_type: type[R], timeout: float | None = None) -> R:
+        """Send a command and wait for the reply that names it in `reply_to`."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[FromExtension] = loop.create_future()
+        self._pending[message.id] = future
+        wait = timeout if timeout is not None else self._config.request_timeout_seconds
+        try:
+            await self.send(message)
+            reply = await asyncio.wait_for(future, wait)
+        except asyncio.TimeoutError as exc:
+            raise LinkTimeout(f"no answer to {message.type} within {wait:.0f} s") from exc  # type: ignore[attr-defined]
+        finally:
+            self._pending.pop(message.id, None)
+        if isinstance(reply, Error):
+            raise ExtensionError(reply.code, reply.message)
+        if not isinstance(reply, reply_type):
+            raise ExtensionError("invalid_message", f"expected {reply_type.__name__}, got {type(reply).__name__}")
+        return reply
+
+    async def run(self) -> None:
+        """Handshake, then serve until the socket closes. Never raises on a bad message."""
+        try:
+            if not await self._handshake():
+                return
+            keepalive = asyncio.create_task(self._keepalive())
+            self._tasks.add(keepalive)
+            try:
+                while True:
+                    raw = await self._receive()
+                    if raw is None:
+                        break
+                    await self._dispatch(raw)
+            finally:
+                keepalive.cancel()
+        finally:
+            self._close_pending()
+
+    async def close(self, code: int, reason: str) -> None:
+        self._close_pending()
+        try:
+            await self._ws.close(code=code, reason=reason)
+        except RuntimeError:
+            pass
+
+    # -----------------------------------------------------------------------------------------------------------------
+
+    async def _handshake(self) -> bool:
+        try:
+            raw = await asyncio.wait_for(self._receive(), HELLO_TIMEOUT_SECONDS)
+        except asyncio.TimeoutError:
+            log.warning("extension sent no hello within %.0f s: closing", HELLO_TIMEOUT_SECONDS)
+            await self.close(CLOSE_NO_HELLO, "no hello")
+            return False
+        if raw is None:
+            return False
+        try:
+            message = parse_incoming(raw)
+        except ValidationError as err:
+            await self._reply_error(peek_id(raw), "invalid_message", describe_validation_error(err))
+            await self.close(CLOSE_NO_HELLO, "first message must be hello")
+            return False
+        if not isinstance(message, Hello):
+            await self._reply_error(message.id, "invalid_message", f"send hello first, got {message.type}")
+            await self.close(CLOSE_NO_HELLO, "first message must be hello")
+            return False
+        if message.protocol_version != PROTOCOL_VERSION:
+            text = (
+                f"protocol version mismatch: the backend speaks version {PROTOCOL_VERSION}, the extension "
+                f"{message.protocol_version}. Update {'the backend' if message.protocol_version > PROTOCOL_VERSION else 'the extension'} "
+                "so both match."
+            )
+            log.error("refusing extension %s: %s", message.extension_version, text)
+            await self._reply_error(message.id, "version_mismatch", text)
+            await self.close(CLOSE_VERSION_MISMATCH, "protocol version mismatch")
+            return False
+        self.hello = message
+        await self.send(HelloOk(reply_to=message.id, backend_version=__version__))
+        self.ready.set()
+        log.info("extension %s connected (protocol %d)", message.extension_version, message.protocol_version)
+        return True
+
+    async def _receive(self) -> str | None:
+        """Next text frame, or None once the socket is gone. Oversized frames are answered, not fatal."""
+        while True:
+            try:
+                event = await self._ws.receive()
+            except (WebSocketDisconnect, RuntimeError):
+                self._closed.set()
+                return None
+            if event["type"] == "websocket.disconnect":
+                self._closed.set()
+                return None
+            raw = event.get("text")
+            if raw is None and event.get("bytes") is not None:
+                raw = event["bytes"].decode("utf-8", errors="replace")
+            if raw is None:
+                continue
+            if len(raw) > self._config.max_message_bytes:
+                log.warning("message of %d bytes refused (limit %d)", len(raw), self._config.max_message_bytes)
+                await self._reply_error(
+                    peek_id(raw[:200] + "}") if raw.startswith("{") else None,
+                    "too_large",
+                    f"message of {len(raw)} bytes exceeds the limit of {self._config.max_message_bytes} bytes",
+                )
+                continue
+            return raw
+
+    async def _dispatch(self, raw: str) -> None:
+        try:
+            message = parse_incoming(raw)
+        except ValidationError as err:
+            reason = describe_validation_error(err)
+            log.warning("invalid message from the extension: %s", reason)
+            message_id = peek_id(raw)
+            await self._reply_error(message_id, "invalid_message", reason)
+            # A reply the backend is waiting for must not vanish: fail that request with the reason.
+            self._fail_pending_for_invalid(raw, reason)
+            return
+        if message.reply_to is not None and message.reply_to in self._pending:
+            future = self._pending[message.reply_to]
+            if not future.done():
+                future.set_result(message)
+            return
+        match message:
+            case Ping():
+                await self.send(Pong(reply_to=message.id))
+            case Pong():
+                pass
+            case NetworkRequest() | TabEvent() | DialogEvent():
+                self._handlers.on_event(message)
+            case StartRun():
+                self._spawn(self._start_run(message))
+            case StopRun():
+                self._spawn(self._handlers.on_stop_run(message))
+            case Error():
+                log.warning("extension reported an error: %s: %s", message.code, message.message)
+            case _:
+                log.warning("unexpected %s from the extension (reply_to=%s)", message.type, message.reply_to)
+
+    async def _start_run(self, message: StartRun) -> None:
+        try:
+            run_id = await self._handlers.on_start_run(message)
+        except Exception as exc:  # the panel must hear why, whatever went wrong
+            log.exception("could not start a run")
+            await self._reply_error(message.id, "internal", f"could not start the run: {exc}")
+            return
+        await self.send(RunStarted(reply_to=message.id, run_id=run_id))
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _fail_pending_for_invalid(self, raw: str, reason: str) -> None:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return
+        reply_to = obj.get("reply_to") if isinstance(obj, dict) else None
+        future = self._pending.get(reply_to) if isinstance(reply_to, str) else None
+        if future is not None and not future.done():
+            future.set_exception(ExtensionError("invalid_message", f"the extension's reply was invalid: {reason}"))
+
+    async def _reply_error(self, reply_to: str | None, code: str, message: str) -> None:
+        try:
+            await self.send(Error(reply_to=reply_to, code=code, message=message))  # type: ignore[arg-type]
+        except LinkClosed:
+            pass
+
+    async def _keepalive(self) -> None:
+        while not self.closed:
+            await asyncio.sleep(self._config.keepalive_seconds)
+            try:
+                await self.send(Ping())
+            except LinkClosed:
+                return
+
+    def _close_pending(self) -> None:
+        self._closed.set()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(LinkClosed("the extension disconnected"))
+        self._pending.clear()
+        for task in self._tasks:
+            task.cancel()
+
+
+class ExtensionHub:
+    """Holds the current connection (one browser at a time) and lets callers wait for it."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self._link: ExtensionLink | None = None
+        self._changed = asyncio.Condition()
+        self._event_listeners: list[Callable[[BrowserEvent], None]] = []
+        self.start_run_handler: Callable[[StartRun], Awaitable[str]] | None = None
+        self.stop_run_handler: Callable[[StopRun], Awaitable[None]] | None = None
+
+    @property
+    def link(self) -> ExtensionLink | None:
+        link = self._link
+        return link if link is not None and not link.closed and link.hello is not None else None
+
+    def add_event_listener(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
+        self._event_listeners.append(listener)
+        return lambda: self._event_listeners.remove(listener)
+
+    async def wait_link(self, timeout: float) -> ExtensionLink:
+        async def ready() -> ExtensionLink:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self.link is not None)
+                assert self.link is not None
+                return self.link
+
+        try:
+            return await asyncio.wait_for(ready(), timeout)
+        except asyncio.TimeoutError as exc:
+            raise LinkTimeout(
+                f"no Branchwise extension connected within {timeout:.0f} s: is the extension installed and paired "
+                f"with ws://127.0.0.1:{self.config.port}/ws?"
+            ) from exc
+
+    async def serve(self, ws: WebSocket) -> None:
+        link = ExtensionLink(ws, self.config, self)
+        previous = self._link
+        self._link = link
+        if previous is not None and not previous.closed:
+            log.info("a new extension connection replaces the previous one")
+            await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
+        run = asyncio.create_task(link.run())
+        # Waiters hear of the link once the handshake is through (it counts as up only after hello).
+        ready = asyncio.create_task(link.ready.wait())
+        await asyncio.wait({run, ready}, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        await self._notify()
+        await run
+        await self._notify()
+        log.info("extension disconnected")
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    # LinkHandlers ------------------------------------------------------------------------------------------------------
+
+    def on_event(self, event: BrowserEvent) -> None:
+        for listener in list(self._event_listeners):
+            listener(event)
+
+    async def on_start_run(self, message: StartRun) -> str:
+        if self.start_run_handler is None:
+            raise RuntimeError("this backend does not accept runs from the side panel")
+        return await self.start_run_handler(message)
+
+    async def on_stop_run(self, message: StopRun) -> None:
+        if self.stop_run_handler is not None:
+            await self.stop_run_handler(message)

@@ -1,0 +1,191 @@
+"""The local backend: FastAPI on loopback, the extension's WebSocket, and the guard in front of both.
+
+Only a request that names a loopback Host, comes from the pinned extension Origin (or none, for local tools) and carries
+the pairing token gets through; everything else is answered 403 and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+from . import __version__
+from .config import ServerConfig
+from .link import ExtensionHub
+from .pairing import tokens_match
+from .protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header.split("]")[0] + "]"
+    return host_header.rsplit(":", 1)[0] if ":" in host_header else host_header
+
+
+def offered_token(scope: Scope) -> str | None:
+    """The token, from the WebSocket subprotocol list (browsers cannot set headers) or an HTTP bearer header."""
+    if scope["type"] == "websocket":
+        for proto in scope.get("subprotocols", []):
+            if proto.startswith(TOKEN_SUBPROTOCOL_PREFIX):
+                return proto[len(TOKEN_SUBPROTOCOL_PREFIX):]
+        return None
+    auth = _header(scope, b"authorization") or ""
+    return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+
+
+def check_request(scope: Scope, config: ServerConfig, token: str) -> Refusal | None:
+    host = _header(scope, b"host")
+    if host is None or _host_name(host) not in LOOPBACK_HOSTS:
+        # Defeats DNS rebinding: a web page reaching 127.0.0.1 through its own hostname still sends that hostname.
+        return Refusal(f"Host header {host!r} is not a loopback name")
+    origin = _header(scope, b"origin")
+    if scope["type"] == "websocket" and origin != config.extension_origin:
+        return Refusal(f"Origin {origin!r} is not the Branchwise extension")
+    if scope["type"] == "http" and origin is not None and origin != config.extension_origin:
+        return Refusal(f"Origin {origin!r} is not the Branchwise extension")
+    if not tokens_match(offered_token(scope), token):
+        return Refusal("missing or wrong pairing token")
+    return None
+
+
+class Guard:
+    """ASGI middleware refusing anything that is not the paired extension (or a local tool holding the token)."""
+
+    def __init__(self, app: ASGIApp, config: ServerConfig, token: str, open_paths: frozenset[str]) -> None:
+        self.app = app
+        self.config = config
+        self.token = token
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope.get("path") in self.open_paths:
+            await self.app(scope, receive, send)
+            return
+        refusal = check_request(scope, self.config, self.token)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client") or ("?", 0)
+        log.warning("refused %s %s from %s:%s: %s", scope["type"], scope.get("path"), client[0], client[1], refusal.reason)
+        if scope["type"] == "websocket":
+            await receive()  # the connect event; closing before accept makes the server answer 403
+            await send({"type": "websocket.close", "code": 1008, "reason": "forbidden"})
+            return
+        body = f"forbidden: {refusal.reason}\n".encode()
+        await send({
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+        })
+        await send({"type": "http.response.body", "body": body})
+
+
+def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:
+    app = FastAPI(title="Branchwise backend", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        # Unauthenticated on purpose and free of secrets: lets the CLI tell "port taken by Branchwise" from anything else.
+        return {"service": "branchwise", "version": __version__}
+
+    @app.get("/api/status")
+    async def status(request: Request) -> dict[str, Any]:
+        link = hub.link
+        return {
+            "version": __version__,
+            "protocol_version": PROTOCOL_VERSION,
+            "extension_connected": link is not None,
+            "extension_version": link.hello.extension_version if link and link.hello else None,
+        }
+
+    @app.websocket("/ws")
+    async def extension_socket(ws: WebSocket) -> None:
+        if SUBPROTOCOL not in ws.scope.get("subprotocols", []):
+            await ws.close(code=1002, reason=f"the {SUBPROTOCOL} subprotocol is required")
+            return
+        await ws.accept(subprotocol=SUBPROTOCOL)
+        await hub.serve(ws)
+
+    app.add_middleware(Guard, config=config, token=token, open_paths=frozenset({"/healthz"}))
+    return app
+
+
+class PortInUse(OSError):
+    pass
+
+
+class BackendServer:
+    """Runs the app on loopback inside the current event loop; `port` is known once started (port 0 picks one)."""
+
+    def __init__(self, config: ServerConfig, hub: ExtensionHub, token: str) -> None:
+        if config.host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"refusing to bind {config.host}: the backend listens on loopback only")
+        self.config = config
+        self.app = create_app(config, hub, token)
+        self._server = uvicorn.Server(
+            uvicorn.Config(
+                self.app,
+                host=config.host,
+                port=config.port,
+                ws_max_size=config.transport_max_bytes,
+                ws_ping_interval=None,
+                log_level="warning",
+                lifespan="off",
+            )
+        )
+        self._task: asyncio.Task[None] | None = None
+        self.port = config.port
+
+    async def start(self) -> None:
+        # Bind here rather than in uvicorn, which exits the process when the port is taken.
+        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.config.host, self.config.port))
+        except OSError as exc:
+            sock.close()
+            raise PortInUse(f"cannot listen on {self.config.host}:{self.config.port}: {exc.strerror}") from exc
+        self.port = sock.getsockname()[1]
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                raise RuntimeError("the backend stopped while starting") from self._task.exception()
+            await asyncio.sleep(0.01)
+        log.info("backend listening on ws://%s:%d/ws", self.config.host, self.port)
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task
+
+    async def __aenter__(self) -> "BackendServer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

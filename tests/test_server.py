@@ -1,0 +1,279 @@
+"""The backend's socket and guard, exercised by a Python client playing the extension over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from branchwise.link import LinkClosed, LinkTimeout
+from branchwise.pairing import load_or_create_token
+from branchwise.protocol import ListTabs, Observe, Observation, Tabs
+from extension_client import open_socket, paired_socket, receive_json, running_backend
+
+
+def run(coro):  # noqa: ANN001, ANN201 - tiny helper for async tests without a plugin
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_token_is_created_once_and_kept_private(tmp_path: Path) -> None:
+    first = load_or_create_token(tmp_path)
+    assert load_or_create_token(tmp_path) == first
+    assert len(first) >= 24
+    assert (tmp_path / "token").stat().st_mode & 0o077 == 0
+
+
+def test_paired_extension_gets_hello_ok_and_status_shows_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            link = backend.hub.link
+            assert link is not None and link.hello is not None and link.hello.extension_version == "test"
+            status = await asyncio.to_thread(
+                http_get, backend.server.port, "/api/status", {"Authorization": f"Bearer {backend.token}"}
+            )
+            assert status[0] == 200 and json.loads(status[1])["extension_connected"] is True
+            await ws.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("token", "origin", "reason"),
+    [
+        ("wrong-token", None, "missing or wrong pairing token"),
+        (None, "https://evil.example", "is not the Branchwise extension"),
+        (None, "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "is not the Branchwise extension"),
+    ],
+)
+def test_unauthenticated_or_foreign_connections_get_403_and_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, token: str | None, origin: str | None, reason: str
+) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            with pytest.raises(InvalidStatus) as exc:
+                await open_socket(backend, token=token, origin=origin)
+            assert exc.value.response.status_code == 403
+            assert backend.hub.link is None
+
+    with caplog.at_level(logging.WARNING, logger="branchwise.server"):
+        run(main())
+    assert any(reason in r.getMessage() for r in caplog.records), caplog.text
+
+
+def http_get(port: int, path: str, headers: dict[str, str]) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path, headers=headers)
+    resp = conn.getresponse()
+    return resp.status, resp.read().decode()
+
+
+def test_http_needs_token_and_a_loopback_host(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            port = backend.server.port
+            auth = {"Authorization": f"Bearer {backend.token}"}
+            assert (await asyncio.to_thread(http_get, port, "/api/status", {}))[0] == 403
+            rebound = await asyncio.to_thread(http_get, port, "/api/status", {**auth, "Host": f"evil.example:{port}"})
+            assert rebound[0] == 403 and "Host header" in rebound[1]
+            foreign = await asyncio.to_thread(http_get, port, "/api/status", {**auth, "Origin": "https://evil.example"})
+            assert foreign[0] == 403
+            assert (await asyncio.to_thread(http_get, port, "/api/status", auth))[0] == 200
+
+    run(main())
+
+
+def test_backend_refuses_to_bind_beyond_loopback(tmp_path: Path) -> None:
+    from branchwise.config import ServerConfig
+    from branchwise.link import ExtensionHub
+    from branchwise.server import BackendServer
+
+    config = ServerConfig(host="0.0.0.0", port=0, data_dir=tmp_path)
+    with pytest.raises(ValueError, match="loopback only"):
+        BackendServer(config, ExtensionHub(config), "t")
+
+
+def test_malformed_and_invalid_messages_get_an_error_and_the_connection_keeps_going(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            await ws.send("{not json")
+            err = await receive_json(ws)
+            assert err["type"] == "error" and err["code"] == "invalid_message" and "JSON" in err["message"]
+
+            await ws.send(json.dumps({"type": "network_request", "id": "n1", "tab_id": "seven", "method": "GET"}))
+            err = await receive_json(ws)
+            assert err["reply_to"] == "n1" and err["code"] == "invalid_message"
+            assert "tab_id" in err["message"] and "request_id" in err["message"]
+
+            await ws.send(json.dumps({"type": "launch_missiles", "id": "x1"}))
+            err = await receive_json(ws)
+            assert err["reply_to"] == "x1" and "launch_missiles" in err["message"]
+
+            await ws.send(json.dumps({"type": "ping", "id": "p1"}))
+            pong = await receive_json(ws)
+            assert pong == {"type": "pong", "id": pong["id"], "reply_to": "p1"}
+            await ws.close()
+
+    run(main())
+
+
+def test_oversized_message_is_refused_politely_but_a_big_page_fits(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path, max_message_bytes=2_000_000, transport_max_bytes=8_000_000) as backend:
+            ws = await paired_socket(backend)
+            padding = "x" * 2_500_000
+            await ws.send(json.dumps({"type": "ping", "id": "big", "pad": padding}))
+            err = await receive_json(ws)
+            assert err["code"] == "too_large" and "2000000" in err["message"]
+            await ws.send(json.dumps({"type": "ping", "id": "p2"}))
+            assert (await receive_json(ws))["reply_to"] == "p2"
+            await ws.close()
+
+    run(main())
+
+
+def test_default_limit_accepts_a_ten_megabyte_observation(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            link = backend.hub.link
+            assert link is not None
+            pending = asyncio.create_task(link.request(Observe(tab_id=1), Observation))
+            command = await receive_json(ws)
+            nodes = [
+                {"nodeId": str(i), "role": {"type": "role", "value": "StaticText"},
+                 "name": {"type": "computedString", "value": f"text {i} " + "y" * 400}}
+                for i in range(25_000)
+            ]
+            reply = {"type": "observation", "id": "o1", "reply_to": command["id"], "tab_id": 1,
+                     "url": "http://x/", "frames": [{"frame_id": "F", "nodes": nodes}]}
+            raw = json.dumps(reply)
+            assert len(raw) > 10_000_000
+            await ws.send(raw)
+            observation = await pending
+            assert len(observation.frames[0].nodes) == 25_000
+            await ws.close()
+
+    run(main())
+
+
+def test_version_mismatch_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await open_socket(backend)
+            await ws.send(json.dumps({"type": "hello", "id": "h", "protocol_version": 99}))
+            err = await receive_json(ws)
+            assert err["code"] == "version_mismatch"
+            assert "backend speaks version 1" in err["message"] and "99" in err["message"]
+            with pytest.raises(ConnectionClosed) as closed:
+                await ws.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001
+            assert backend.hub.link is None
+
+    run(main())
+
+
+def test_first_message_must_be_hello(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await open_socket(backend)
+            await ws.send(json.dumps({"type": "ping", "id": "p"}))
+            err = await receive_json(ws)
+            assert err["code"] == "invalid_message" and "hello" in err["message"]
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+
+    run(main())
+
+
+def test_replies_are_correlated_by_id_even_out_of_order(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            link = backend.hub.link
+            assert link is not None
+            first = asyncio.create_task(link.request(ListTabs(), Tabs))
+            second = asyncio.create_task(link.request(ListTabs(), Tabs))
+            a, b = await receive_json(ws), await receive_json(ws)
+            for command, tab_id in ((b, 2), (a, 1)):
+                await ws.send(json.dumps({"type": "tabs", "id": f"r{tab_id}", "reply_to": command["id"],
+                                          "tabs": [{"tab_id": tab_id, "index": 0}]}))
+            assert (await first).tabs[0].tab_id == 1
+            assert (await second).tabs[0].tab_id == 2
+            await ws.close()
+
+    run(main())
+
+
+def test_errors_and_silence_fail_the_waiting_request(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            link = backend.hub.link
+            assert link is not None
+            pending = asyncio.create_task(link.request(Observe(tab_id=5), Observation))
+            command = await receive_json(ws)
+            await ws.send(json.dumps({"type": "error", "id": "e", "reply_to": command["id"],
+                                      "code": "tab_not_handed_over", "message": "tab 5 is not handed over"}))
+            with pytest.raises(Exception, match="tab 5 is not handed over"):
+                await pending
+
+            pending = asyncio.create_task(link.request(Observe(tab_id=5), Observation))
+            command = await receive_json(ws)
+            await ws.send(json.dumps({"type": "observation", "id": "o", "reply_to": command["id"], "tab_id": 5}))
+            with pytest.raises(Exception, match="reply was invalid: .*url"):
+                await pending
+
+            with pytest.raises(LinkTimeout, match="no answer to observe"):
+                await link.request(Observe(tab_id=5), Observation, timeout=0.2)
+            await ws.close()
+
+    run(main())
+
+
+def test_keepalive_pings_arrive_as_data_messages(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path, keepalive_seconds=0.2) as backend:
+            ws = await paired_socket(backend)
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 2))
+            assert msg["type"] == "ping"
+            await ws.close()
+
+    run(main())
+
+
+def test_reconnect_fails_pending_requests_and_the_new_connection_takes_over(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            old = backend.hub.link
+            assert old is not None
+            pending = asyncio.create_task(old.request(ListTabs(), Tabs))
+            await receive_json(ws)
+            await ws.close()
+            with pytest.raises(LinkClosed):
+                await pending
+
+            ws2 = await paired_socket(backend)
+            new = await backend.hub.wait_link(5)
+            assert new is not old
+            reply_task = asyncio.create_task(new.request(ListTabs(), Tabs))
+            command = await receive_json(ws2)
+            await ws2.send(json.dumps({"type": "tabs", "id": "t", "reply_to": command["id"], "tabs": []}))
+            assert (await reply_task).tabs == []
+
+            # A third connection replaces the second one, which is told why.
+            ws3 = await paired_socket(backend)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ws2.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4003
+            await ws3.close()
+
+    run(main())
