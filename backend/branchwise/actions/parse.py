@@ -1,0 +1,134 @@
+"""Reading an action out of a model's reply, in either syntax, with WebOperator-style auto-correction."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from .brackets import VALID_ACTIONS, parse_bracket_action
+from .calls import parse_call
+from .model import Action, ActionParseError
+
+logger = logging.getLogger(__name__)
+
+_FENCE = "```"
+_PHRASE = re.compile(r"(?:in summary,?\s*)?the next action i will perform is\s*:?", re.IGNORECASE)
+# Dotted names are matched only so that `page.click('1')` gets a precise error instead of "unknown action 'page'".
+_NAME = re.compile(r"([A-Za-z_][\w.]*)(.*)", re.DOTALL)
+_LABEL = re.compile(r"^(?:next\s+)?action\s*:\s*", re.IGNORECASE)
+_LANGUAGE_TAG = re.compile(r"[ \t]*([A-Za-z][\w+-]*)[ \t]*\r?\n")
+_ACTION_WORDS = frozenset(
+    "click dblclick hover type fill press keyboard_press scroll select_option goto go_back go_forward new_tab "
+    "tab_focus close_tab tab_close stop send_msg_to_user report_infeasible noop".split()
+)
+_NO_ACTION = (
+    "No action found. End your reply with: In summary, the next action I will perform is ```click [12]```. "
+    f"Valid actions: {VALID_ACTIONS}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedResponse:
+    thought: str  # the reasoning before the action
+    action: Action
+    action_text: str  # the snippet the action was read from, for logs and error feedback
+
+
+def parse_action(text: str) -> Action:
+    """Parse one action in WebArena bracket syntax or BrowserGym call syntax.
+
+    A surrounding ``` fence is removed. When the text has several lines, the first line that parses wins
+    (WebOperator's auto-correction). A line that does not parse alone may continue on the next lines (`type` text with
+    newlines), so the shortest run of lines starting there that parses is taken. The error raised is the one for the
+    first non-empty line on its own.
+    """
+    body = _fence_body(text) if text.strip().startswith(_FENCE) else text
+    lines = body.split("\n")  # not splitlines(): keep any '\r' or form feed inside typed text
+    first_error: ActionParseError | None = None
+    for start, line in enumerate(lines):
+        if not _clean(line):
+            continue
+        # Only a line that starts with an action word may continue; this keeps long prose blocks linear.
+        last = len(lines) if _starts_with_action_word(line) else start + 1
+        for end in range(start + 1, last + 1):
+            try:
+                action = _parse_line(_clean("\n".join(lines[start:end])))
+            except ActionParseError as exc:
+                if end == start + 1:
+                    first_error = first_error or exc
+                continue
+            if start or end > start + 1:
+                logger.debug("auto-correction: read the action from lines %d-%d of %r", start + 1, end, body)
+            return action
+    if first_error is None:
+        raise ActionParseError(f"The action is empty. Write exactly one action. Valid actions: {VALID_ACTIONS}")
+    raise first_error
+
+
+def parse_response(text: str) -> ParsedResponse:
+    """Split a model reply into its reasoning and its action.
+
+    The action is taken from the fence right after the last "the next action I will perform is" (or, with no fence
+    there, the rest of that line); without the phrase, from the last ``` fence; without fences, from the last line.
+    An unclosed final fence (a reply cut at a stop sequence) counts as a fence.
+    """
+    thought, snippet = _split_response(text)
+    if not snippet.strip():
+        raise ActionParseError(_NO_ACTION)
+    return ParsedResponse(thought.strip(), parse_action(snippet), snippet.strip())
+
+
+def _split_response(text: str) -> tuple[str, str]:
+    phrases = list(_PHRASE.finditer(text))
+    if phrases:
+        phrase = phrases[-1]
+        after = text[phrase.end() :]
+        parts = after.split(_FENCE)
+        if len(parts) > 1:
+            return text[: phrase.start()], _strip_language_tag(parts[1])
+        return text[: phrase.start()], next((line for line in after.splitlines() if line.strip()), "")
+    parts = text.split(_FENCE)
+    if len(parts) > 1:
+        # An even number of fences leaves the last closed block at parts[-2]; an odd one means the last is unclosed.
+        index = len(parts) - 2 if len(parts) % 2 == 1 else len(parts) - 1
+        return _FENCE.join(parts[:index]), _strip_language_tag(parts[index])
+    lines = text.rstrip().splitlines()
+    return "\n".join(lines[:-1]), lines[-1] if lines else ""
+
+
+def _fence_body(text: str) -> str:
+    parts = text.strip().split(_FENCE)
+    return _strip_language_tag(parts[1])
+
+
+def _strip_language_tag(block: str) -> str:
+    tag = _LANGUAGE_TAG.match(block)
+    if tag and tag.group(1).lower() not in _ACTION_WORDS and block[tag.end() :].strip():
+        return block[tag.end() :]
+    return block
+
+
+def _clean(line: str) -> str:
+    """Drop the wrapping models add around an action: `Action:` labels, inline backticks, a final full stop."""
+    line = _LABEL.sub("", line.strip())
+    line = line.rstrip(" .;").strip("`").strip()
+    return line
+
+
+def _starts_with_action_word(line: str) -> bool:
+    match = _NAME.match(_clean(line))
+    return match is not None and match.group(1).lower() in _ACTION_WORDS
+
+
+def _parse_line(line: str) -> Action:
+    match = _NAME.match(line)
+    if match is None:
+        raise ActionParseError(
+            f"Could not find an action name in '{line}'. Start with the action, e.g. click [12]. "
+            f"Valid actions: {VALID_ACTIONS}"
+        )
+    name, rest = match.group(1), match.group(2)
+    if rest.lstrip().startswith("("):
+        return parse_call(name.lower() + rest.lstrip())
+    return parse_bracket_action(name.lower(), rest)

@@ -1,0 +1,260 @@
+// Act on a handed-over tab with trusted CDP input (the page sees isTrusted=true), then wait for it to settle.
+import { childSessions, currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
+import { pressCombo } from "./keys.js";
+import { CommandError } from "./protocol.js";
+import { waitForLoad } from "./tabs.js";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A failed action is an ordinary answer (ok: false) the agent can learn from, not a protocol error.
+class ActionFailed extends Error {}
+
+function describeMissing(error) {
+  if (/No node with given id|Could not find node|Node with given id does not belong/i.test(error.message)) {
+    return new ActionFailed("the element is no longer on the page (it changed); observe the page again");
+  }
+  return error;
+}
+
+async function callOn(tabId, ref, functionDeclaration, args = []) {
+  const sessionId = sessionFor(tabId, ref.target);
+  let object;
+  try {
+    ({ object } = await send(tabId, "DOM.resolveNode", { backendNodeId: ref.backend_node_id }, sessionId));
+  } catch (error) {
+    throw describeMissing(error);
+  }
+  try {
+    const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
+      objectId: object.objectId,
+      functionDeclaration,
+      arguments: args.map((value) => ({ value })),
+      returnByValue: true,
+      awaitPromise: true,
+    }, sessionId);
+    if (exceptionDetails) {
+      const text = exceptionDetails.exception?.description || exceptionDetails.text;
+      throw new ActionFailed(text.replace(/^Error: /, "").split("\n")[0]);
+    }
+    return result.value;
+  } finally {
+    send(tabId, "Runtime.releaseObject", { objectId: object.objectId }, sessionId).catch(() => {});
+  }
+}
+
+// Offset of an out-of-process frame's viewport inside the tab's viewport (input goes to the tab's own target).
+async function frameOffset(tabId, targetKey) {
+  let x = 0;
+  let y = 0;
+  const sessions = childSessions(tabId);
+  let entry = targetKey ? sessions.get(targetKey) : null;
+  while (entry) {
+    const { backendNodeId } = await send(tabId, "DOM.getFrameOwner", { frameId: entry.frameId }, entry.parentSessionId);
+    const { model } = await send(tabId, "DOM.getBoxModel", { backendNodeId }, entry.parentSessionId);
+    x += model.content[0];
+    y += model.content[1];
+    entry = [...sessions.values()].find((e) => e.sessionId === entry.parentSessionId) || null;
+  }
+  return { x, y };
+}
+
+const HIT_TEST = `function(x, y) {
+  if (window !== window.top) return "";
+  const root = this.getRootNode();
+  const hit = (root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  if (!hit || hit === this || this.contains(hit) || hit.contains(this)) return "";
+  const label = (hit.innerText || hit.getAttribute("aria-label") || "").trim().slice(0, 60);
+  return hit.tagName.toLowerCase() + (label ? " '" + label + "'" : "");
+}`;
+
+async function elementPoint(tabId, ref) {
+  const sessionId = sessionFor(tabId, ref.target);
+  const params = { backendNodeId: ref.backend_node_id };
+  let quads;
+  try {
+    await send(tabId, "DOM.scrollIntoViewIfNeeded", params, sessionId).catch(() => {});
+    ({ quads } = await send(tabId, "DOM.getContentQuads", params, sessionId));
+  } catch (error) {
+    throw describeMissing(error);
+  }
+  if (!quads || quads.length === 0) throw new ActionFailed("the element is not visible (it takes no space on screen)");
+  const q = quads[0];
+  const local = { x: (q[0] + q[2] + q[4] + q[6]) / 4, y: (q[1] + q[3] + q[5] + q[7]) / 4 };
+  const covering = await callOn(tabId, ref, HIT_TEST, [local.x, local.y]);
+  if (covering) throw new ActionFailed(`another element (${covering}) covers it; close or scroll past it first`);
+  const offset = await frameOffset(tabId, ref.target);
+  return { x: local.x + offset.x, y: local.y + offset.y };
+}
+
+function mouse(tabId, type, point, extra = {}) {
+  return send(tabId, "Input.dispatchMouseEvent", { type, x: point.x, y: point.y, ...extra });
+}
+
+async function click(tabId, ref) {
+  const point = await elementPoint(tabId, ref);
+  await mouse(tabId, "mouseMoved", point);
+  await mouse(tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });
+  await mouse(tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
+}
+
+const PREPARE_TYPING = `function(clear) {
+  const tag = this.tagName;
+  const textual = (tag === "INPUT" && !["checkbox","radio","submit","button","image","reset","file","range","color"]
+    .includes(this.type)) || tag === "TEXTAREA";
+  if (!textual && !this.isContentEditable) {
+    throw new Error("the element is not a text field (it is a " + (this.getAttribute("role") || tag.toLowerCase()) + ")");
+  }
+  if (this.disabled) throw new Error("the text field is disabled");
+  if (this.readOnly) throw new Error("the text field is read-only");
+  this.focus();
+  if (!clear) return;
+  if (textual) {
+    this.select();
+  } else {
+    const range = document.createRange();
+    range.selectNodeContents(this);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+}`;
+
+async function typeText(tabId, ref, text, pressEnter, clear) {
+  const sessionId = sessionFor(tabId, ref.target);
+  await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: ref.backend_node_id }, sessionId).catch(() => {});
+  await callOn(tabId, ref, PREPARE_TYPING, [clear]);
+  const dispatch = (params) => send(tabId, "Input.dispatchKeyEvent", params);
+  if (text) {
+    await send(tabId, "Input.insertText", { text });
+  } else if (clear) {
+    await pressCombo(dispatch, "Backspace");
+  }
+  if (pressEnter) await pressCombo(dispatch, "Enter");
+}
+
+const SELECT_OPTIONS = `function(values) {
+  if (this.tagName !== "SELECT") {
+    throw new Error("the element is not a drop-down list (<select>); click it and pick the option instead");
+  }
+  if (this.disabled) throw new Error("the drop-down list is disabled");
+  const options = [...this.options];
+  const norm = (s) => s.replace(/\\s+/g, " ").trim().toLowerCase();
+  const chosen = values.map((v) => {
+    const o = options.find((o) => o.label.trim() === v.trim() || o.value === v) ||
+      options.find((o) => norm(o.label) === norm(v));
+    if (!o) {
+      throw new Error('no option "' + v + '"; the options are: ' + options.map((o) => '"' + o.label.trim() + '"').join(", "));
+    }
+    if (o.disabled) throw new Error('the option "' + v + '" is disabled');
+    return o;
+  });
+  if (!this.multiple && chosen.length > 1) throw new Error("this list takes only one option");
+  for (const o of options) o.selected = chosen.includes(o);
+  this.dispatchEvent(new Event("input", { bubbles: true }));
+  this.dispatchEvent(new Event("change", { bubbles: true }));
+  return chosen.map((o) => o.label.trim());
+}`;
+
+async function scroll(tabId, direction) {
+  const { cssVisualViewport: vp } = await send(tabId, "Page.getLayoutMetrics");
+  const point = { x: vp.clientWidth / 2, y: vp.clientHeight / 2 };
+  const readY = async () => (await send(tabId, "Runtime.evaluate", { expression: "scrollY", returnByValue: true })).result.value;
+  const before = await readY();
+  await mouse(tabId, "mouseWheel", point, { deltaX: 0, deltaY: (direction === "down" ? 1 : -1) * vp.clientHeight * 0.8 });
+  // Wheel scrolling may animate: wait until the position stops moving.
+  let last = before;
+  for (let i = 0; i < 20; i++) {
+    await sleep(50);
+    const now = await readY();
+    if (now === last && (now !== before || i > 4)) break;
+    last = now;
+  }
+}
+
+async function navigate(tabId, url) {
+  if (!/^https?:\/\//i.test(url)) throw new ActionFailed(`cannot open "${url}": only http(s) addresses are allowed`);
+  const { errorText } = await send(tabId, "Page.navigate", { url });
+  if (errorText) throw new ActionFailed(`the page could not be opened: ${errorText}`);
+}
+
+async function history(tabId, step) {
+  const { currentIndex, entries } = await send(tabId, "Page.getNavigationHistory");
+  const target = currentIndex + step;
+  if (target < 0) throw new ActionFailed("there is no earlier page to go back to");
+  if (target >= entries.length) throw new ActionFailed("there is no later page to go forward to");
+  await send(tabId, "Page.navigateToHistoryEntry", { entryId: entries[target].id });
+}
+
+async function run(tabId, action) {
+  const ref = action.element;
+  switch (action.kind) {
+    case "click":
+      return click(tabId, ref);
+    case "hover":
+      return mouse(tabId, "mouseMoved", await elementPoint(tabId, ref));
+    case "type":
+      return typeText(tabId, ref, action.text, action.press_enter, action.clear);
+    case "press":
+      return pressCombo((params) => send(tabId, "Input.dispatchKeyEvent", params), action.keys);
+    case "scroll":
+      return scroll(tabId, action.direction);
+    case "select":
+      return callOn(tabId, ref, SELECT_OPTIONS, [action.values]);
+    case "goto":
+      return navigate(tabId, action.url);
+    case "go_back":
+      return history(tabId, -1);
+    case "go_forward":
+      return history(tabId, 1);
+    case "dialog":
+      if (!currentDialog(tabId)) throw new ActionFailed("no dialog is open");
+      return send(tabId, "Page.handleJavaScriptDialog", {
+        accept: action.accept,
+        ...(action.prompt_text != null ? { promptText: action.prompt_text } : {}),
+      });
+    default:
+      throw new CommandError("unknown_command", `unknown action kind "${action.kind}"`);
+  }
+}
+
+// Resolves when the action's promise does, or as soon as the page opens a JS dialog (which blocks the input call).
+async function untilDoneOrDialog(tabId, promise) {
+  let settled = false;
+  const done = promise.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    if (currentDialog(tabId)) return;
+    await Promise.race([done, sleep(30)]);
+  }
+  await done;
+}
+
+async function settle(tabId) {
+  await sleep(150);
+  for (let i = 0; i < 300 && !currentDialog(tabId); i++) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab) return;
+    if (tab.status === "complete") break;
+    await sleep(50);
+  }
+  if (!currentDialog(tabId)) await waitForLoad(tabId, 100).catch(() => {});
+}
+
+export async function act(tabId, action) {
+  await ensureAttached(tabId);
+  let error = "";
+  if (currentDialog(tabId) && action.kind !== "dialog") {
+    error = "a JavaScript dialog is open on the page: accept or dismiss it first";
+  } else {
+    try {
+      await untilDoneOrDialog(tabId, run(tabId, action));
+      await settle(tabId);
+    } catch (e) {
+      if (!(e instanceof ActionFailed)) throw e;
+      error = e.message;
+    }
+  }
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  return { type: "act_result", ok: !error, error, url: tab?.url || "", dialog: currentDialog(tabId) };
+}

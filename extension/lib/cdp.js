@@ -1,0 +1,136 @@
+// chrome.debugger plumbing: one attachment per handed-over tab, child sessions for out-of-process iframes (OOPIFs),
+// and the JavaScript dialog each tab currently shows.
+import { CommandError } from "./protocol.js";
+
+const PROTOCOL = "1.3";
+
+// tabId -> { sessions: Map<targetKey, {sessionId, parentSessionId, frameId}>, dialog, attaching }
+const tabs = new Map();
+const eventListeners = new Set();
+
+export function onCdpEvent(listener) {
+  eventListeners.add(listener);
+}
+
+function stateFor(tabId) {
+  let state = tabs.get(tabId);
+  if (!state) {
+    state = { sessions: new Map(), dialog: null, attached: null };
+    tabs.set(tabId, state);
+  }
+  return state;
+}
+
+function cdpError(method, error) {
+  const text = error?.message || String(error);
+  if (/No tab with given id|Cannot access a closed tab|No target with given id/i.test(text)) {
+    return new CommandError("tab_closed", `the tab was closed (${method})`);
+  }
+  return new CommandError("cdp_error", `${method}: ${text}`);
+}
+
+export async function send(tabId, method, params = {}, sessionId = undefined) {
+  const target = sessionId ? { tabId, sessionId } : { tabId };
+  try {
+    return await chrome.debugger.sendCommand(target, method, params);
+  } catch (error) {
+    throw cdpError(method, error);
+  }
+}
+
+async function attachOnce(tabId) {
+  try {
+    await chrome.debugger.attach({ tabId }, PROTOCOL);
+  } catch (error) {
+    // After the worker restarts, our own earlier attachment is still there: reuse it.
+    if (!/already attached/i.test(error?.message || "")) throw cdpError("attach", error);
+    const targets = await chrome.debugger.getTargets();
+    const ours = targets.find((t) => t.tabId === tabId && t.attached && t.extensionId === chrome.runtime.id);
+    if (!ours) throw new CommandError("cdp_error", "another debugger is attached to this tab (close DevTools on it)");
+  }
+  await send(tabId, "Page.enable");
+  await send(tabId, "Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+}
+
+export async function ensureAttached(tabId) {
+  const state = stateFor(tabId);
+  if (!state.attached) {
+    state.attached = attachOnce(tabId).catch((error) => {
+      state.attached = null;
+      throw error;
+    });
+  }
+  return state.attached;
+}
+
+export function forgetTab(tabId) {
+  tabs.delete(tabId);
+}
+
+export async function detach(tabId) {
+  forgetTab(tabId);
+  try {
+    await chrome.debugger.detach({ tabId });
+  } catch {
+    // already gone
+  }
+}
+
+export function currentDialog(tabId) {
+  return tabs.get(tabId)?.dialog || null;
+}
+
+// Out-of-process iframe sessions of a tab, keyed by the iframe's frame id (the `target` of an ElementRef).
+export function childSessions(tabId) {
+  return stateFor(tabId).sessions;
+}
+
+export function sessionFor(tabId, targetKey) {
+  if (!targetKey) return undefined;
+  const entry = stateFor(tabId).sessions.get(targetKey);
+  if (!entry) throw new CommandError("cdp_error", `the frame ${targetKey} is gone; observe the page again`);
+  return entry.sessionId;
+}
+
+chrome.debugger.onEvent.addListener((source, method, params) => {
+  const tabId = source.tabId;
+  if (tabId === undefined) return;
+  const state = stateFor(tabId);
+  if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe") {
+    const childSession = params.sessionId;
+    state.sessions.set(params.targetInfo.targetId, {
+      sessionId: childSession,
+      parentSessionId: source.sessionId,
+      frameId: params.targetInfo.targetId,
+    });
+    // Nested out-of-process frames attach through their parent's session.
+    chrome.debugger
+      .sendCommand({ tabId, sessionId: childSession }, "Target.setAutoAttach", {
+        autoAttach: true,
+        waitForDebuggerOnStart: false,
+        flatten: true,
+      })
+      .catch(() => {});
+  } else if (method === "Target.detachedFromTarget") {
+    for (const [key, entry] of state.sessions) {
+      if (entry.sessionId === params.sessionId) state.sessions.delete(key);
+    }
+  } else if (method === "Page.javascriptDialogOpening" && !source.sessionId) {
+    state.dialog = {
+      dialog_type: params.type,
+      message: params.message || "",
+      default_prompt: params.defaultPrompt || "",
+      url: params.url || "",
+    };
+  } else if (method === "Page.javascriptDialogClosed" && !source.sessionId) {
+    state.dialog = null;
+  }
+  for (const listener of eventListeners) listener(tabId, method, params, source.sessionId);
+});
+
+chrome.debugger.onDetach.addListener((source, reason) => {
+  if (source.tabId !== undefined) {
+    console.info(`debugger detached from tab ${source.tabId}: ${reason}`);
+    forgetTab(source.tabId);
+  }
+});

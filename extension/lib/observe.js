@@ -1,0 +1,103 @@
+// Observe a handed-over tab: the accessibility tree of every frame (same- and cross-origin), plus URL, title, scroll,
+// viewport and any open JavaScript dialog. Raw CDP nodes go to the backend untouched; it does all the processing.
+import { childSessions, currentDialog, ensureAttached, send } from "./cdp.js";
+import { listHanded } from "./tabs.js";
+
+async function frameOwner(tabId, frameId, sessionId) {
+  try {
+    const { backendNodeId } = await send(tabId, "DOM.getFrameOwner", { frameId }, sessionId);
+    return backendNodeId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function axTree(tabId, frameId, sessionId) {
+  try {
+    const { nodes } = await send(tabId, "Accessibility.getFullAXTree", { frameId }, sessionId);
+    return nodes;
+  } catch {
+    return null; // the frame lives in another process: its own session covers it
+  }
+}
+
+// Every frame rendered by one CDP target (the tab itself, or one out-of-process iframe).
+async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
+  const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
+  const frames = [];
+  const walk = (node) => {
+    frames.push(node.frame);
+    for (const child of node.childFrames || []) walk(child);
+  };
+  walk(frameTree);
+  const rootId = frameTree.frame.id;
+  const captured = await Promise.all(
+    frames.map(async (frame) => {
+      const nodes = await axTree(tabId, frame.id, sessionId);
+      if (!nodes) return null;
+      const isTargetRoot = frame.id === rootId;
+      // The element hosting an OOPIF's root frame lives in the parent target.
+      const owner = frame.parentId
+        ? await frameOwner(tabId, frame.id, isTargetRoot ? parentSessionId : sessionId)
+        : null;
+      return {
+        frame_id: frame.id,
+        url: frame.url + (frame.urlFragment || ""),
+        parent_frame_id: frame.parentId || null,
+        owner_node_id: owner,
+        target: targetKey,
+        nodes,
+      };
+    }),
+  );
+  return captured.filter(Boolean);
+}
+
+function dedupeFrames(frames) {
+  // A frame may be reported by both its parent's target and its own (while it navigates): keep the first.
+  const seen = new Set();
+  return frames.filter((f) => (seen.has(f.frame_id) ? false : (seen.add(f.frame_id), true)));
+}
+
+async function readScroll(tabId) {
+  const expression = `JSON.stringify({x: scrollX, y: scrollY, viewport_width: innerWidth, viewport_height: innerHeight,
+    page_width: document.documentElement.scrollWidth, page_height: document.documentElement.scrollHeight})`;
+  try {
+    const { result } = await send(tabId, "Runtime.evaluate", { expression, returnByValue: true });
+    return JSON.parse(result.value);
+  } catch {
+    return {};
+  }
+}
+
+export async function observe(tabId, includeFrames) {
+  const started = performance.now();
+  await ensureAttached(tabId);
+  const tab = await chrome.tabs.get(tabId);
+  const dialog = currentDialog(tabId);
+  let frames = [];
+  let scroll = {};
+  // While a JS dialog is open the page's renderer is blocked: report the dialog instead of hanging on the tree.
+  if (!dialog) {
+    const captures = [captureTarget(tabId, undefined, null, undefined)];
+    if (includeFrames) {
+      for (const [key, entry] of childSessions(tabId)) {
+        captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
+      }
+    }
+    frames = dedupeFrames((await Promise.all(captures)).flat());
+    if (!includeFrames) frames = frames.filter((f) => !f.parent_frame_id);
+    scroll = await readScroll(tabId);
+  }
+  return {
+    type: "observation",
+    tab_id: tabId,
+    url: tab.url || "",
+    title: tab.title || "",
+    tabs: await listHanded(),
+    scroll,
+    dialog,
+    frames,
+    capture_ms: performance.now() - started,
+  };
+}

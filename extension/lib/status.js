@@ -1,0 +1,44 @@
+// Connection status and run updates live in chrome.storage.session, so the side panel and options page can render them
+// and hear changes even when the worker was asleep in between.
+
+export async function setConnectionStatus(state, detail = "") {
+  await chrome.storage.session.set({ connection: { state, detail, at: Date.now() } });
+}
+
+export async function getConnectionStatus() {
+  const { connection } = await chrome.storage.session.get("connection");
+  return connection || { state: "disconnected", detail: "", at: 0 };
+}
+
+const MAX_RUNS = 5;
+
+// Updates arrive faster than storage round-trips: fold them one at a time so none is lost.
+let updateChain = Promise.resolve();
+
+export function applyRunUpdate(update) {
+  updateChain = updateChain.then(() => foldRunUpdate(update)).catch((e) => console.warn("run update lost", e));
+  return updateChain;
+}
+
+// Folds one run_update message into the stored run history shown by the side panel.
+async function foldRunUpdate(update) {
+  const { runs = [] } = await chrome.storage.session.get("runs");
+  let run = runs.find((r) => r.run_id === update.run_id);
+  if (!run) {
+    run = { run_id: update.run_id, task: update.task, status: "started", steps: [], answer: "", message: "" };
+    runs.unshift(run);
+  }
+  if (update.task) run.task = update.task;
+  run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
+  if (update.status === "step") {
+    run.steps = run.steps.filter((s) => s.step !== update.step);
+    run.steps.push({ step: update.step, url: update.url, thought: update.thought || "", action: update.action || "" });
+    run.steps.sort((a, b) => a.step - b.step);
+    run.status = "running";
+  } else {
+    run.status = update.status === "started" ? "running" : update.status;
+  }
+  if (update.answer) run.answer = update.answer;
+  if (update.message) run.message = update.message;
+  await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+}

@@ -1,0 +1,151 @@
+// The tabs the user handed over to Branchwise. No other tab is ever read or touched: every command checks here first.
+import { CommandError } from "./protocol.js";
+import { detach, forgetTab } from "./cdp.js";
+
+const GROUP_TITLE = "Branchwise";
+// In-memory mirror of chrome.storage.session, so synchronous listeners (webRequest) can check membership.
+const handed = new Set();
+let loaded = null;
+
+export function loadHanded() {
+  if (!loaded) {
+    loaded = chrome.storage.session.get("handed").then(({ handed: ids = [] }) => {
+      for (const id of ids) handed.add(id);
+    });
+  }
+  return loaded;
+}
+
+export function isHanded(tabId) {
+  return handed.has(tabId);
+}
+
+async function persist() {
+  await chrome.storage.session.set({ handed: [...handed] });
+}
+
+// Pages the agent must never read or drive, even inside a handed-over tab.
+export function isForbiddenUrl(url) {
+  return /^(chrome|chrome-extension|devtools|chrome-untrusted|edge|about:(?!blank))/i.test(url || "");
+}
+
+async function addToGroup(tabId) {
+  try {
+    const { groupId } = await chrome.storage.session.get("groupId");
+    let group = null;
+    if (groupId !== undefined) {
+      group = await chrome.tabGroups.get(groupId).catch(() => null);
+    }
+    const newGroupId = await chrome.tabs.group(group ? { tabIds: [tabId], groupId: group.id } : { tabIds: [tabId] });
+    if (!group) {
+      await chrome.tabGroups.update(newGroupId, { title: GROUP_TITLE, color: "blue" });
+      await chrome.storage.session.set({ groupId: newGroupId });
+    }
+  } catch (error) {
+    // Tab groups are a visual aid (not available in every window type); the handed-over set is what guards access.
+    console.warn(`could not group tab ${tabId}:`, error?.message || error);
+  }
+}
+
+export async function handOver(tabId) {
+  await loadHanded();
+  if (!handed.has(tabId)) {
+    handed.add(tabId);
+    await persist();
+  }
+  await addToGroup(tabId);
+}
+
+export async function release(tabId) {
+  await loadHanded();
+  if (handed.delete(tabId)) await persist();
+  await detach(tabId);
+}
+
+export async function requireHanded(tabId) {
+  await loadHanded();
+  if (!handed.has(tabId)) {
+    throw new CommandError("tab_not_handed_over", `tab ${tabId} is not handed over to Branchwise`);
+  }
+  let tab;
+  try {
+    tab = await chrome.tabs.get(tabId);
+  } catch {
+    handed.delete(tabId);
+    await persist();
+    throw new CommandError("tab_closed", `tab ${tabId} was closed`);
+  }
+  if (isForbiddenUrl(tab.url || tab.pendingUrl)) {
+    throw new CommandError("tab_not_handed_over", `Branchwise does not read or act on ${tab.url}`);
+  }
+  return tab;
+}
+
+function tabInfo(tab, index) {
+  return { tab_id: tab.id, index, title: tab.title || "", url: tab.url || tab.pendingUrl || "", active: tab.active };
+}
+
+// Handed-over tabs in browser order; `index` is the agent's tab number (tab_focus [index]).
+export async function listHanded() {
+  await loadHanded();
+  const all = await chrome.tabs.query({});
+  const mine = all.filter((t) => handed.has(t.id)).sort((a, b) => a.windowId - b.windowId || a.index - b.index);
+  return mine.map(tabInfo);
+}
+
+export async function waitForLoad(tabId, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab) throw new CommandError("tab_closed", `tab ${tabId} was closed`);
+    if (tab.status === "complete") return tab;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return chrome.tabs.get(tabId);
+}
+
+export async function openTab(url, active) {
+  if (!/^https?:|^about:blank$/i.test(url)) {
+    throw new CommandError("invalid_message", `Branchwise opens only http(s) pages, not ${url}`);
+  }
+  // Hand the tab over before it loads anything, so its very first requests are seen.
+  const tab = await chrome.tabs.create({ url: "about:blank", active });
+  await handOver(tab.id);
+  await chrome.tabs.update(tab.id, { url });
+  await new Promise((r) => setTimeout(r, 50));
+  const loadedTab = await waitForLoad(tab.id);
+  const list = await listHanded();
+  return list.find((t) => t.tab_id === loadedTab.id) || tabInfo(loadedTab, list.length);
+}
+
+export async function closeTab(tabId) {
+  await requireHanded(tabId);
+  handed.delete(tabId);
+  await persist();
+  forgetTab(tabId);
+  await chrome.tabs.remove(tabId);
+}
+
+export async function activateTab(tabId) {
+  const tab = await requireHanded(tabId);
+  await chrome.tabs.update(tabId, { active: true });
+  await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+}
+
+// Tabs opened by a handed-over tab (target=_blank, window.open) belong to the agent too.
+export async function adoptIfOpenedByHanded(tab) {
+  await loadHanded();
+  if (tab.openerTabId !== undefined && handed.has(tab.openerTabId)) {
+    await handOver(tab.id);
+    return true;
+  }
+  return false;
+}
+
+export async function forgetClosed(tabId) {
+  await loadHanded();
+  const was = handed.delete(tabId);
+  if (was) await persist();
+  forgetTab(tabId);
+  return was;
+}

@@ -1,0 +1,49 @@
+import { checkSettings, loadSettings, saveSettings, settingsFromHash } from "./lib/settings.js";
+import { getConnectionStatus } from "./lib/status.js";
+
+const form = document.getElementById("form");
+const backend = document.getElementById("backend");
+const token = document.getElementById("token");
+const problem = document.getElementById("problem");
+const status = document.getElementById("status");
+
+const LABELS = { connected: "Connected", connecting: "Connecting…", disconnected: "Not connected", refused: "Refused",
+  unpaired: "Not paired" };
+
+function showStatus(connection) {
+  status.dataset.state = connection.state;
+  status.textContent = `${LABELS[connection.state] || connection.state}${connection.detail ? ": " + connection.detail : ""}`;
+}
+
+async function save(settings) {
+  const error = checkSettings(settings);
+  problem.textContent = error;
+  if (error) return;
+  // Saving triggers the worker's reconnect through storage.onChanged.
+  await saveSettings(settings);
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  await save({ backendUrl: backend.value, token: token.value });
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "session" && changes.connection) showStatus(changes.connection.newValue);
+});
+
+async function init() {
+  const fromLink = settingsFromHash(location.hash);
+  if (fromLink) {
+    // Opened from the pairing link the backend printed: save at once and hide the token from the address bar.
+    await save(fromLink);
+    history.replaceState(null, "", location.pathname);
+  }
+  const settings = await loadSettings();
+  backend.value = settings.backendUrl;
+  token.value = settings.token;
+  const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
+  showStatus(reply?.connection || (await getConnectionStatus()));
+}
+
+init();

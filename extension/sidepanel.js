@@ -1,0 +1,99 @@
+// The side panel: connection status, a task box that starts a run on the current tab, and each run's steps live.
+const statusEl = document.getElementById("status");
+const form = document.getElementById("task-form");
+const taskEl = document.getElementById("task");
+const startEl = document.getElementById("start");
+const stopEl = document.getElementById("stop");
+const problemEl = document.getElementById("problem");
+const runsEl = document.getElementById("runs");
+
+const LABELS = { connected: "Connected to the backend", connecting: "Connecting…", disconnected: "Not connected",
+  refused: "Refused by the backend", unpaired: "Not paired" };
+let connected = false;
+let activeRunId = null;
+
+function showStatus(connection) {
+  connected = connection.state === "connected";
+  statusEl.dataset.state = connection.state;
+  statusEl.textContent = `${LABELS[connection.state] || connection.state}${connection.detail && !connected ? ": " + connection.detail : ""}`;
+  startEl.disabled = !connected || Boolean(activeRunId);
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function renderRun(run) {
+  const badge = el("span", { class: `badge ${run.status}` }, run.status);
+  const header = el("header", {}, el("span", { class: "task" }, run.task), badge);
+  const box = el("article", { class: "run", "data-run-id": run.run_id }, header);
+  if (run.scripted_model) {
+    box.append(el("p", { class: "hint" }, el("span", { class: "badge scripted" }, "scripted model"),
+      " No model is configured: answers come from the bundled script."));
+  }
+  const steps = el("ol", { class: "steps" });
+  for (const step of run.steps) {
+    const item = el("li", { class: "step" }, el("span", { class: "action" }, step.action || "…"));
+    if (step.thought) item.append(el("div", { class: "thought" }, step.thought));
+    if (step.url) item.append(el("div", { class: "url" }, step.url));
+    steps.append(item);
+  }
+  box.append(steps);
+  if (run.answer) box.append(el("div", { class: "answer" }, el("strong", {}, "Answer: "), run.answer));
+  if (run.message) box.append(el("p", { class: run.status === "failed" ? "error" : "hint" }, run.message));
+  return box;
+}
+
+function showRuns(runs = []) {
+  runsEl.replaceChildren(...runs.map(renderRun));
+  const running = runs.find((r) => r.status === "running");
+  activeRunId = running ? running.run_id : null;
+  stopEl.disabled = !activeRunId;
+  startEl.disabled = !connected || Boolean(activeRunId);
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  problemEl.textContent = "";
+  const task = taskEl.value.trim();
+  if (!task) {
+    problemEl.textContent = "Describe the task first.";
+    return;
+  }
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  if (!tab) {
+    problemEl.textContent = "No tab is open in this window.";
+    return;
+  }
+  startEl.disabled = true;
+  const reply = await chrome.runtime.sendMessage({ kind: "start_run", task, tabId: tab.id });
+  if (reply?.error) {
+    problemEl.textContent = reply.error;
+    startEl.disabled = !connected;
+  }
+});
+
+stopEl.addEventListener("click", () => {
+  if (activeRunId) chrome.runtime.sendMessage({ kind: "stop_run", runId: activeRunId });
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== "session") return;
+  if (changes.connection) showStatus(changes.connection.newValue);
+  if (changes.runs) showRuns(changes.runs.newValue);
+});
+
+async function init() {
+  const { runs } = await chrome.storage.session.get("runs");
+  showRuns(runs);
+  const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
+  if (reply?.connection) showStatus(reply.connection);
+}
+
+init();

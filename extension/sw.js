@@ -1,0 +1,116 @@
+// The Branchwise service worker: thin and obedient. It executes an allow-listed set of commands on the tabs the user
+// handed over, streams their events, and relays the side panel. All thinking happens in the local backend.
+import { act } from "./lib/act.js";
+import { Connection } from "./lib/connection.js";
+import { observe } from "./lib/observe.js";
+import { watchRequests } from "./lib/network.js";
+import { CommandError, newId } from "./lib/protocol.js";
+import { applyRunUpdate, getConnectionStatus } from "./lib/status.js";
+import {
+  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, handOver, isForbiddenUrl, isHanded, listHanded,
+  loadHanded, openTab, requireHanded,
+} from "./lib/tabs.js";
+import { onCdpEvent } from "./lib/cdp.js";
+
+async function handleCommand(message) {
+  switch (message.type) {
+    case "list_tabs":
+      return { type: "tabs", tabs: await listHanded() };
+    case "open_tab":
+      return { type: "tab_opened", tab: await openTab(message.url, message.active) };
+    case "close_tab":
+      await closeTab(message.tab_id);
+      return { type: "done" };
+    case "activate_tab":
+      await activateTab(message.tab_id);
+      return { type: "done" };
+    case "observe":
+      await requireHanded(message.tab_id);
+      return observe(message.tab_id, message.include_frames);
+    case "act":
+      await requireHanded(message.tab_id);
+      return act(message.tab_id, message.action);
+    case "run_update":
+      await applyRunUpdate(message);
+      return null;
+    case "done":
+    case "run_started":
+      return null;
+    default:
+      throw new CommandError("unknown_command", `the extension does not know the command "${message.type}"`);
+  }
+}
+
+const connection = new Connection(handleCommand);
+const emit = (event) => connection.send(event);
+
+watchRequests(emit);
+
+chrome.tabs.onCreated.addListener(async (tab) => {
+  if (await adoptIfOpenedByHanded(tab)) {
+    emit({ type: "tab_event", id: newId(), tab_id: tab.id, event: "created", url: tab.pendingUrl || tab.url || "",
+      opener_tab_id: tab.openerTabId });
+  }
+});
+
+chrome.tabs.onRemoved.addListener(async (tabId) => {
+  if (await forgetClosed(tabId)) emit({ type: "tab_event", id: newId(), tab_id: tabId, event: "closed" });
+});
+
+chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  await loadHanded();
+  if (isHanded(tabId) && (change.url || change.status === "complete")) {
+    emit({ type: "tab_event", id: newId(), tab_id: tabId, event: "updated", url: tab.url || "" });
+  }
+});
+
+onCdpEvent((tabId, method, params, sessionId) => {
+  if (method === "Page.javascriptDialogOpening" && !sessionId && isHanded(tabId)) {
+    emit({
+      type: "dialog_event", id: newId(), tab_id: tabId,
+      dialog: { dialog_type: params.type, message: params.message || "", default_prompt: params.defaultPrompt || "",
+        url: params.url || "" },
+    });
+  }
+});
+
+// Messages from the side panel and the options page.
+async function handlePanelMessage(request) {
+  switch (request.kind) {
+    case "status":
+      await connection.ensure();
+      return { connection: await getConnectionStatus(), tabs: await listHanded() };
+    case "start_run": {
+      const tab = await chrome.tabs.get(request.tabId);
+      if (isForbiddenUrl(tab.url)) return { error: "Branchwise cannot work on this page. Open a website first." };
+      await handOver(tab.id);
+      const reply = await connection.request({ type: "start_run", id: newId(), task: request.task, tab_id: tab.id });
+      return { run_id: reply.run_id };
+    }
+    case "stop_run":
+      connection.send({ type: "stop_run", id: newId(), run_id: request.runId });
+      return { ok: true };
+    default:
+      return { error: `unknown request ${request.kind}` };
+  }
+}
+
+chrome.runtime.onMessage.addListener((request, sender, sendResponse) => {
+  if (sender.id !== chrome.runtime.id) return false;
+  handlePanelMessage(request).then(sendResponse, (error) => sendResponse({ error: error.message || String(error) }));
+  return true;
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && (changes.token || changes.backendUrl)) connection.restart();
+});
+
+// The worker may be stopped at any time; an alarm wakes it to reconnect if the backend came back meanwhile.
+chrome.alarms.create("branchwise-reconnect", { periodInMinutes: 0.5 });
+chrome.alarms.onAlarm.addListener(() => connection.ensure());
+chrome.runtime.onStartup.addListener(() => connection.ensure());
+chrome.runtime.onInstalled.addListener(() => connection.ensure());
+chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
+
+loadHanded();
+connection.ensure();
