@@ -32,7 +32,7 @@ bench: setup
 	$(BIN)/python -m branchwise.bench.observe
 
 schema: setup
-	$(BIN)/branchwise schema --write protocol/schema
+	$(BIN)/branchwise schema --write protocol
 
 clean:
 	rm -rf $(VENV) build *.egg-info backend/*.egg-info

@@ -1,0 +1,439 @@
+"""A small async client for any OpenAI-compatible chat-completions endpoint.
+
+It adds what the agent needs on top of `openai.AsyncOpenAI`: sampling n choices even from servers that refuse n > 1,
+logged retries with exponential backoff, a concurrency limit, usage accounting and errors a user can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import TracebackType
+from typing import Any, Literal
+
+import openai
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o"
+# The openai client insists on a key; local servers (llama.cpp, vLLM) ignore whatever is sent.
+_PLACEHOLDER_KEY = "not-needed"
+_RETRYABLE_STATUSES = frozenset({408, 409, 429})
+# Servers phrase an n > 1 refusal differently (llama.cpp: "Only one completion choice is allowed").
+_N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+    def to_openai(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+class LLMConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str = DEFAULT_BASE_URL
+    api_key: SecretStr = SecretStr("")
+    model: str = DEFAULT_MODEL
+    # Search samples diverse candidates (T=1.0, top_p=0.9 as in LM tree search); a greedy agent passes its own.
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=384, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0.0)
+    max_retries: int = Field(default=3, ge=0)
+    backoff_initial_s: float = Field(default=0.5, ge=0.0)
+    backoff_max_s: float = Field(default=8.0, ge=0.0)
+    max_concurrency: int = Field(default=4, ge=1)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LLMConfig:
+        """Read OPENAI_BASE_URL, OPENAI_API_KEY and BRANCHWISE_MODEL; keyword overrides win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {
+            "base_url": env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+            "api_key": env.get("OPENAI_API_KEY", ""),
+            "model": env.get("BRANCHWISE_MODEL") or DEFAULT_MODEL,
+        }
+        values.update(overrides)
+        return cls.model_validate(values)
+
+
+class TopLogprob(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    token: str
+    logprob: float
+    top_logprobs: list[TopLogprob] = []
+
+
+class Choice(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    text: str
+    finish_reason: str | None = None
+    logprobs: list[TokenLogprob] | None = None
+
+
+class Usage(BaseModel):
+    """Token and call counts; immutable, so a client's running total can be handed out as a snapshot."""
+
+    model_config = ConfigDict(frozen=True)
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            retries=self.retries + other.retries,
+        )
+
+
+class Completion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    model: str
+    choices: list[Choice]
+    usage: Usage
+
+    @property
+    def texts(self) -> list[str]:
+        return [c.text for c in self.choices]
+
+    @property
+    def text(self) -> str:
+        return self.choices[0].text if self.choices else ""
+
+
+ErrorKind = Literal["unreachable", "timeout", "auth", "not_found", "rate_limited", "server", "bad_request"]
+
+
+class LLMError(Exception):
+    """A model call failed for good; `str(error)` tells the user what to fix."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        status: int | None = None,
+        server_message: str | None = None,
+        server_param: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.server_message = server_message
+        self.server_param = server_param
+
+
+@dataclass(frozen=True)
+class _Sampling:
+    n: int
+    temperature: float
+    top_p: float
+    max_tokens: int
+    logprobs: bool
+    top_logprobs: int | None
+    stop: tuple[str, ...]
+
+
+def _server_detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return str(body) if body else exc.message
+
+
+def _connection_cause(exc: openai.APIConnectionError) -> str:
+    # The useful reason sits at the bottom of the httpx exception chain; the top only says "Connection error."
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "connection refused"
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        return "unknown host name"
+    return str(chain[-1]).strip() or "connection error"
+
+
+def _is_retryable(exc: openai.APIError) -> bool:
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    return isinstance(exc, openai.APIStatusError) and (
+        exc.status_code in _RETRYABLE_STATUSES or exc.status_code >= 500
+    )
+
+
+def _convert_choice(choice: Any) -> Choice:
+    logprobs = None
+    if choice.logprobs is not None and choice.logprobs.content is not None:
+        logprobs = [
+            TokenLogprob(
+                token=t.token,
+                logprob=t.logprob,
+                top_logprobs=[TopLogprob(token=a.token, logprob=a.logprob) for a in t.top_logprobs or []],
+            )
+            for t in choice.logprobs.content
+        ]
+    return Choice(text=choice.message.content or "", finish_reason=choice.finish_reason, logprobs=logprobs)
+
+
+def _merge(parts: Sequence[Completion], model: str) -> Completion:
+    usage = Usage()
+    for part in parts:
+        usage = usage + part.usage
+    return Completion(model=model, choices=[c for part in parts for c in part.choices], usage=usage)
+
+
+class LLMClient:
+    """Create it inside the event loop that uses it; the HTTP pool and semaphore belong to that loop."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self._config = config
+        self._openai = openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key.get_secret_value() or _PLACEHOLDER_KEY,
+            timeout=config.timeout_s,
+            # Retries are ours (below) so they are logged, counted and testable.
+            max_retries=0,
+        )
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._usage = Usage()
+        # None until the server shows whether it honours n > 1.
+        self._n_supported: bool | None = None
+
+    @property
+    def config(self) -> LLMConfig:
+        return self._config
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    @property
+    def supports_n(self) -> bool | None:
+        return self._n_supported
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int = 1,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        """Sample n choices. Raises LLMError when the model cannot be used."""
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        sampling = _Sampling(
+            n=n,
+            temperature=self._config.temperature if temperature is None else temperature,
+            top_p=self._config.top_p,
+            max_tokens=self._config.max_tokens if max_tokens is None else max_tokens,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+            stop=tuple(stop or ()),
+        )
+        payload = [m.to_openai() for m in messages]
+        if n == 1 or self._n_supported is False:
+            return await self._fan_out(payload, sampling, n)
+        try:
+            completion = await self._call(payload, sampling)
+        except LLMError as exc:
+            if not self._is_n_refusal(exc):
+                raise
+            self._note_n_unsupported(f"it refused n={n}: {exc.server_message}")
+            return await self._fan_out(payload, sampling, n)
+        missing = n - len(completion.choices)
+        if missing <= 0:
+            self._n_supported = True
+            return completion
+        self._note_n_unsupported(f"it returned {len(completion.choices)} of {n} choices")
+        extra = await self._fan_out(payload, sampling, missing)
+        return _merge([completion, extra], completion.model)
+
+    def _is_n_refusal(self, exc: LLMError) -> bool:
+        if exc.status != 400:
+            return False
+        return exc.server_param == "n" or bool(_N_REFUSAL.search(exc.server_message or ""))
+
+    def _note_n_unsupported(self, reason: str) -> None:
+        logger.info(
+            "model server at %s does not sample n > 1 (%s); sending parallel requests", self._config.base_url, reason
+        )
+        self._n_supported = False
+
+    async def _fan_out(self, payload: list[dict[str, str]], sampling: _Sampling, count: int) -> Completion:
+        single = replace(sampling, n=1)
+        if count == 1:
+            return await self._call(payload, single)
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._call(payload, single)) for _ in range(count)]
+        except ExceptionGroup as failed:
+            # Callers handle LLMError, not task-group plumbing; the first failure says what went wrong.
+            first = next((e for e in failed.exceptions if isinstance(e, LLMError)), None)
+            if first is None:
+                raise
+            raise first from None
+        parts = [t.result() for t in tasks]
+        return _merge(parts, parts[0].model)
+
+    async def _call(self, payload: list[dict[str, str]], sampling: _Sampling) -> Completion:
+        """One logical request: retried on transient failures, accounted in usage when it succeeds."""
+        attempt = 0
+        while True:
+            try:
+                async with self._semaphore:
+                    response = await self._request(payload, sampling)
+            except openai.APIError as exc:
+                if not _is_retryable(exc) or attempt >= self._config.max_retries:
+                    raise self._to_llm_error(exc, attempt + 1) from exc
+                delay = self._backoff(attempt)
+                attempt += 1
+                logger.warning(
+                    "model call to %s failed (%s); retry %d/%d in %.2fs",
+                    self._config.base_url,
+                    _describe(exc),
+                    attempt,
+                    self._config.max_retries,
+                    delay,
+                )
+                self._usage = self._usage + Usage(retries=1)
+                await asyncio.sleep(delay)
+                continue
+            completion = self._convert(response)
+            self._usage = self._usage + completion.usage
+            return completion
+
+    async def _request(self, payload: list[dict[str, str]], sampling: _Sampling) -> ChatCompletion:
+        extra: dict[str, Any] = {}
+        if sampling.n > 1:
+            extra["n"] = sampling.n
+        if sampling.logprobs:
+            extra["logprobs"] = True
+            if sampling.top_logprobs is not None:
+                extra["top_logprobs"] = sampling.top_logprobs
+        if sampling.stop:
+            extra["stop"] = list(sampling.stop)
+        return await self._openai.chat.completions.create(
+            model=self._config.model,
+            messages=payload,  # type: ignore[arg-type]
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens,
+            **extra,
+        )
+
+    def _convert(self, response: ChatCompletion) -> Completion:
+        usage = response.usage
+        return Completion(
+            model=response.model or self._config.model,
+            choices=[_convert_choice(c) for c in sorted(response.choices, key=lambda c: c.index)],
+            usage=Usage(
+                calls=1,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+            ),
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        # Jitter spreads out the parallel samples of a search step that all hit the same rate limit.
+        base = min(self._config.backoff_max_s, self._config.backoff_initial_s * 2**attempt)
+        return base * random.uniform(0.5, 1.0)
+
+    def _to_llm_error(self, exc: openai.APIError, attempts: int) -> LLMError:
+        where = self._config.base_url
+        tried = f" (tried {attempts} times)" if attempts > 1 else ""
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(
+                f"The model at {where} did not answer within {self._config.timeout_s:g}s{tried}. "
+                "Check that the server is not overloaded, or raise the timeout.",
+                kind="timeout",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(
+                f"Cannot reach the model at {where}: {_connection_cause(exc)}{tried}. Set OPENAI_BASE_URL to a "
+                "running OpenAI-compatible server (for example http://127.0.0.1:8080/v1).",
+                kind="unreachable",
+            )
+        if not isinstance(exc, openai.APIStatusError):
+            return LLMError(f"The model at {where} sent an unusable answer: {exc.message}", kind="server")
+        status, detail = exc.status_code, _server_detail(exc)
+        common: dict[str, Any] = {"status": status, "server_message": detail, "server_param": exc.param}
+        if status in (401, 403):
+            return LLMError(
+                f"The model server at {where} rejected the API key (HTTP {status}: {detail}). "
+                "Set OPENAI_API_KEY to a key it accepts.",
+                kind="auth",
+                **common,
+            )
+        if status == 404:
+            return LLMError(
+                f"The model server at {where} has no model '{self._config.model}' or no chat-completions endpoint "
+                f"(HTTP 404: {detail}). Set BRANCHWISE_MODEL to a model it serves and check that OPENAI_BASE_URL "
+                "ends in /v1.",
+                kind="not_found",
+                **common,
+            )
+        if status == 429:
+            return LLMError(
+                f"The model server at {where} is rate limiting requests (HTTP 429: {detail}){tried}. "
+                "Wait and try again, or lower the concurrency.",
+                kind="rate_limited",
+                **common,
+            )
+        if status >= 500 or status in _RETRYABLE_STATUSES:
+            return LLMError(
+                f"The model server at {where} failed with HTTP {status}{tried}: {detail}", kind="server", **common
+            )
+        return LLMError(
+            f"The model server at {where} rejected the request (HTTP {status}): {detail}", kind="bad_request", **common
+        )
+
+
+def _describe(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    return _connection_cause(exc) if isinstance(exc, openai.APIConnectionError) else type(exc).__name__

@@ -1,0 +1,134 @@
+"""The WebArena chain-of-thought prompt: system message, two worked examples, then the current step.
+
+Follows the reasoning agent of WebArena (Zhou et al., appendix): the examples are separate user/assistant turns and
+every user turn carries OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..llm import ChatMessage
+
+TRUNCATION_MARKER = "[... observation truncated here: the rest of the page is not shown ...]"
+NO_PREVIOUS_ACTION = "None"
+
+
+class PromptConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    # WebArena's CoT agent cuts at 1920 tokens for a 4k context; today's models take more, as LM tree search does.
+    max_observation_tokens: int = Field(default=3840, ge=1)
+    # Token counts are estimated from characters to stay tokenizer-free.
+    chars_per_token: int = Field(default=4, ge=1)
+    # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.
+    homepage_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Example:
+    observation: str
+    url: str
+    objective: str
+    previous_action: str | None
+    answer: str
+
+
+COT_EXAMPLES: tuple[Example, ...] = (
+    Example(
+        observation=(
+            "[1744] link 'HP CB782A#ABA 640 Inkjet Fax Machine (Renewed)'\n"
+            "[1749] StaticText '$279.49'\n"
+            "[1757] button 'Add to Cart'\n"
+            "[1760] button 'Add to Wish List'\n"
+            "[1761] button 'Add to Compare'"
+        ),
+        url="http://onestopmarket.com/office-products/office-electronics.html",
+        objective="What is the price of HP Inkjet Fax Machine",
+        previous_action=None,
+        answer=(
+            "Let's think step-by-step. This page shows the HP Inkjet Fax Machine, the product the objective asks "
+            "about, and lists its price as $279.49. That answers the objective, so I will stop and give the price "
+            "as the answer. In summary, the next action I will perform is ```stop [$279.49]```"
+        ),
+    ),
+    Example(
+        observation=(
+            "[164] textbox 'Search' focused: True required: False\n"
+            "[171] button 'Go'\n"
+            "[174] link 'Find directions between two points'\n"
+            "[212] heading 'Search Results'\n"
+            "[216] button 'Close'"
+        ),
+        url="http://openstreetmap.org",
+        objective="Show me the restaurants near CMU",
+        previous_action=None,
+        answer=(
+            "Let's think step-by-step. This page has a search box with ID [164]. OpenStreetMap's Nominatim search "
+            "understands queries of the form \"restaurants near <place>\", so I can type that query and press Enter "
+            "to submit it. In summary, the next action I will perform is ```type [164] [restaurants near CMU] [1]```"
+        ),
+    ),
+)
+
+
+@functools.cache
+def _system_template() -> str:
+    return (resources.files("branchwise") / "prompts" / "webarena_cot_system.txt").read_text(encoding="utf-8")
+
+
+def system_prompt(config: PromptConfig) -> str:
+    homepage = ""
+    if config.homepage_url:
+        homepage = (
+            f"\nHomepage:\nIf you want to visit other websites, check out the homepage at {config.homepage_url}. "
+            "It has a list of websites you can visit.\n"
+        )
+    return _system_template().replace("{homepage}", homepage).strip()
+
+
+def truncate_observation(observation: str, config: PromptConfig) -> str:
+    """Keep the observation within budget, cutting at a line boundary and saying where it was cut."""
+    budget = config.max_observation_tokens * config.chars_per_token
+    if len(observation) <= budget:
+        return observation
+    room = max(0, budget - len(TRUNCATION_MARKER) - 1)
+    head = observation[:room]
+    line_end = head.rfind("\n")
+    # Prefer whole lines, unless that would throw away most of what fits (one huge line).
+    if line_end >= room // 2:
+        head = head[:line_end]
+    return f"{head}\n{TRUNCATION_MARKER}"
+
+
+def format_user_turn(objective: str, observation: str, url: str, previous_action: str | None) -> str:
+    return (
+        f"OBSERVATION:\n{observation.rstrip()}\n"
+        f"URL: {url}\n"
+        f"OBJECTIVE: {objective}\n"
+        f"PREVIOUS ACTION: {previous_action or NO_PREVIOUS_ACTION}"
+    )
+
+
+def build_cot_messages(
+    objective: str,
+    observation: str,
+    url: str,
+    previous_action: str | None,
+    *,
+    config: PromptConfig | None = None,
+) -> list[ChatMessage]:
+    """System message, the two example exchanges, then the current step's user turn."""
+    config = config or PromptConfig()
+    messages = [ChatMessage(role="system", content=system_prompt(config))]
+    for example in COT_EXAMPLES:
+        turn = format_user_turn(example.objective, example.observation, example.url, example.previous_action)
+        messages.append(ChatMessage(role="user", content=turn))
+        messages.append(ChatMessage(role="assistant", content=example.answer))
+    observed = truncate_observation(observation, config)
+    messages.append(ChatMessage(role="user", content=format_user_turn(objective, observed, url, previous_action)))
+    return messages

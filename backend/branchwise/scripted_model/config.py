@@ -1,0 +1,29 @@
+"""How the scripted model server behaves, apart from what it answers."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ServerConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
+    model_name: str = "scripted"
+    # Behave like llama.cpp's server, which rejects n > 1, so clients' fallback to parallel requests can be tested.
+    refuse_n: bool = False
+    # Behave like servers that silently ignore n and always return one choice.
+    ignore_n: bool = False
+    # When set, requests must carry `Authorization: Bearer <api_key>`, else HTTP 401.
+    api_key: str | None = None
+    # HTTP statuses for the first requests, one each, before normal answers resume.
+    fail_statuses: list[int] = []
+    startup_timeout_s: float = 10.0
+
+    @field_validator("fail_statuses")
+    @classmethod
+    def _are_http_errors(cls, statuses: list[int]) -> list[int]:
+        if any(not 400 <= status <= 599 for status in statuses):
+            raise ValueError("fail_statuses must be HTTP error statuses (400-599)")
+        return statuses
