@@ -1,0 +1,197 @@
+"""The agent's environment: one browser session seen as text, driven by typed actions.
+
+It turns ids the model saw into element references for the extension, tab numbers into tab ids, and a JavaScript
+dialog into a few synthetic nodes (as WebOperator does) so the model can answer it with ordinary actions.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from ..actions import (
+    Action,
+    Click,
+    CloseTab,
+    GoBack,
+    GoForward,
+    Goto,
+    Hover,
+    NewTab,
+    Press,
+    Scroll,
+    SelectOption,
+    Stop,
+    TabFocus,
+    Type,
+)
+from ..browser import Browser
+from ..observation import ObservationConfig, PageView, process
+from ..observation.render import header_lines, quote
+from ..protocol import (
+    BrowserCmd,
+    ClickCmd,
+    DialogCmd,
+    DialogInfo,
+    ElementRef,
+    GoBackCmd,
+    GoForwardCmd,
+    GotoCmd,
+    HoverCmd,
+    Observation,
+    PressCmd,
+    ScrollCmd,
+    SelectCmd,
+    TypeCmd,
+)
+
+log = logging.getLogger(__name__)
+
+# Synthetic ids for an open dialog; the page's own tree is unreadable while it is open, so nothing can collide.
+DIALOG_ID, DIALOG_OK_ID, DIALOG_CANCEL_ID, DIALOG_INPUT_ID = 1, 2, 3, 4
+
+
+class EnvConfig(BaseModel):
+    observation: ObservationConfig = ObservationConfig()
+
+
+@dataclass(frozen=True)
+class EnvView:
+    """What the agent sees at one step."""
+
+    text: str
+    url: str
+    title: str
+    tab_id: int
+    raw_node_count: int
+    page: PageView | None = None
+    dialog: DialogInfo | None = None
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    ok: bool
+    error: str = ""
+
+
+class ActionRejected(Exception):
+    """The action cannot run here (unknown id, no such tab...); the message is fit to show the model."""
+
+
+def dialog_text(observation: Observation, dialog: DialogInfo) -> str:
+    lines = [*header_lines(observation), f"[{DIALOG_ID}] alertdialog {quote(dialog.message)} modal: True"]
+    lines.append(f"\t[{DIALOG_OK_ID}] button 'OK'")
+    if dialog.dialog_type != "alert":
+        lines.append(f"\t[{DIALOG_CANCEL_ID}] button 'Cancel'")
+    if dialog.dialog_type == "prompt":
+        lines.append(f"\t[{DIALOG_INPUT_ID}] textbox '' value: {dialog.default_prompt}")
+    return "\n".join(lines)
+
+
+@dataclass
+class BrowserEnv:
+    browser: Browser
+    tab_id: int
+    config: EnvConfig = field(default_factory=EnvConfig)
+    last: EnvView | None = None
+
+    async def observe(self) -> EnvView:
+        observation = await self.browser.observe(self.tab_id)
+        if observation.dialog is not None:
+            view = EnvView(dialog_text(observation, observation.dialog), observation.url, observation.title,
+                           self.tab_id, 0, dialog=observation.dialog)
+        else:
+            page = process(observation, self.config.observation)
+            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page)
+        self.last = view
+        return view
+
+    def _ref(self, element_id: int) -> ElementRef:
+        view = self.last
+        if view is None or view.page is None or element_id not in view.page.elements:
+            raise ActionRejected(f"there is no element [{element_id}] on the current page; use an id from the "
+                                 "observation")
+        return view.page.ref(element_id)
+
+    def _dialog_command(self, action: Action) -> BrowserCmd:
+        assert self.last is not None and self.last.dialog is not None
+        match action:
+            case Click(element_id=eid) if eid == DIALOG_OK_ID:
+                return DialogCmd(accept=True)
+            case Click(element_id=eid) if eid == DIALOG_CANCEL_ID:
+                return DialogCmd(accept=False)
+            case Type(element_id=eid, text=text) if eid == DIALOG_INPUT_ID:
+                return DialogCmd(accept=True, prompt_text=text)
+            case Press(keys="Enter"):
+                return DialogCmd(accept=True)
+            case Press(keys="Escape"):
+                return DialogCmd(accept=False)
+        raise ActionRejected(f"a {self.last.dialog.dialog_type} dialog is open: click [{DIALOG_OK_ID}] (OK)"
+                             + (f" or [{DIALOG_CANCEL_ID}] (Cancel)" if self.last.dialog.dialog_type != "alert" else ""))
+
+    def command_for(self, action: Action) -> BrowserCmd:
+        """The extension command for an action that acts inside the current tab."""
+        if self.last is not None and self.last.dialog is not None:
+            return self._dialog_command(action)
+        match action:
+            case Click(element_id=eid):
+                return ClickCmd(element=self._ref(eid))
+            case Hover(element_id=eid):
+                return HoverCmd(element=self._ref(eid))
+            case Type(element_id=eid, text=text, press_enter=enter):
+                return TypeCmd(element=self._ref(eid), text=text, press_enter=enter)
+            case Press(keys=keys, element_id=eid):
+                if eid is not None:
+                    self._ref(eid)  # the id must exist, though the keys go to the focused element
+                return PressCmd(keys=keys)
+            case Scroll(direction=direction):
+                return ScrollCmd(direction=direction)
+            case SelectOption(element_id=eid, values=values):
+                return SelectCmd(element=self._ref(eid), values=list(values))
+            case Goto(url=url):
+                return GotoCmd(url=url)
+            case GoBack():
+                return GoBackCmd()
+            case GoForward():
+                return GoForwardCmd()
+        raise ActionRejected(f"{action.to_text()} does not act inside a tab")
+
+    async def execute(self, action: Action) -> ExecResult:
+        """Run one action. A failure the model can fix comes back as ok=False with the reason."""
+        try:
+            match action:
+                case Stop():
+                    raise ActionRejected("stop ends the run; it is not executed")
+                case NewTab(url=url):
+                    tab = await self.browser.open_tab(url or "about:blank")
+                    self.tab_id = tab.tab_id
+                    return ExecResult(True)
+                case TabFocus(index=index):
+                    return await self._focus_tab(index)
+                case CloseTab():
+                    return await self._close_tab()
+            result = await self.browser.act(self.tab_id, self.command_for(action))
+        except ActionRejected as exc:
+            return ExecResult(False, str(exc))
+        return ExecResult(result.ok, result.error)
+
+    async def _focus_tab(self, index: int) -> ExecResult:
+        tabs = await self.browser.list_tabs()
+        if not 0 <= index < len(tabs):
+            return ExecResult(False, f"there is no tab {index}; open tabs are 0 to {len(tabs) - 1}")
+        self.tab_id = tabs[index].tab_id
+        await self.browser.activate_tab(self.tab_id)
+        return ExecResult(True)
+
+    async def _close_tab(self) -> ExecResult:
+        tabs = await self.browser.list_tabs()
+        if len(tabs) <= 1:
+            return ExecResult(False, "this is the only tab; closing it would end the session")
+        await self.browser.close_tab(self.tab_id)
+        remaining = [t for t in tabs if t.tab_id != self.tab_id]
+        self.tab_id = remaining[-1].tab_id
+        await self.browser.activate_tab(self.tab_id)
+        return ExecResult(True)
+

@@ -1,0 +1,137 @@
+"""The greedy ReAct agent (WebArena's CoT baseline): observe, ask the model for one action, execute it, repeat.
+
+Early stops follow WebArena: the same action proposed too often on an unchanged page, or too many invalid actions in a
+row (unparseable answers and actions the page refused both count), or the step limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections import Counter
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from ..actions import ActionParseError, Stop, parse_response
+from ..llm import ChatMessage, Completion, LLMError, Usage
+from ..policy.prompts import PromptConfig, build_cot_messages
+from ..protocol import new_id
+from .env import EnvView, ExecResult
+from .records import RunResult, StepRecord, UsageRecord
+from .reporting import RunReporter
+
+log = logging.getLogger(__name__)
+
+
+class GreedyConfig(BaseModel):
+    max_steps: int = 30
+    # WebArena stops when the same action repeats more than this on one observation.
+    max_repeats: int = 3
+    max_invalid_in_a_row: int = 3
+    temperature: float = 1.0
+    prompt: PromptConfig = PromptConfig()
+
+
+class Model(Protocol):
+    async def complete(self, messages: list[ChatMessage], *, temperature: float | None = None) -> Completion: ...
+
+    @property
+    def usage(self) -> Usage: ...
+
+
+class Environment(Protocol):
+    async def observe(self) -> EnvView: ...
+
+    async def execute(self, action: object) -> ExecResult: ...
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4) if text else 0
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+class GreedyAgent:
+    def __init__(self, model: Model, config: GreedyConfig | None = None) -> None:
+        self.model = model
+        self.config = config or GreedyConfig()
+
+    async def run(
+        self, task: str, env: Environment, reporter: RunReporter, *, run_id: str | None = None
+    ) -> RunResult:
+        run_id = run_id or new_id()
+        # The client may be shared by several runs: count only what this one used.
+        usage_before = self.model.usage
+        result = RunResult(run_id=run_id, task=task, status="failed")
+        await reporter.started(run_id, task)
+        try:
+            await self._loop(task, env, reporter, result)
+        except asyncio.CancelledError:
+            result.status, result.reason = "stopped", "stopped by the user"
+            raise
+        except LLMError as exc:
+            result.status, result.reason = "failed", f"the model could not be used: {exc}"
+        except Exception as exc:  # the run ends with a reason instead of a traceback in the user's terminal
+            log.exception("run %s failed", run_id)
+            result.status, result.reason = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            after = self.model.usage
+            result.usage = UsageRecord(
+                calls=after.calls - usage_before.calls,
+                prompt_tokens=after.prompt_tokens - usage_before.prompt_tokens,
+                completion_tokens=after.completion_tokens - usage_before.completion_tokens,
+            )
+            await asyncio.shield(reporter.finished(result))
+        return result
+
+    async def _loop(self, task: str, env: Environment, reporter: RunReporter, result: RunResult) -> None:
+        previous: str | None = None
+        repeats: Counter[tuple[str, str]] = Counter()
+        invalid_in_a_row = 0
+        for index in range(1, self.config.max_steps + 1):
+            view = await env.observe()
+            messages = build_cot_messages(task, view.text, view.url, previous, config=self.config.prompt)
+            completion = await self.model.complete(messages, temperature=self.config.temperature)
+            record = StepRecord(index=index, url=view.url, observation_chars=len(view.text),
+                                observation_tokens=approx_tokens(view.text))
+            try:
+                parsed = parse_response(completion.text)
+            except ActionParseError as exc:
+                record.thought, record.error = completion.text.strip()[-500:], f"invalid answer: {exc}"
+                previous = f"None (your last answer had no valid action: {exc})"
+                invalid_in_a_row += 1
+            else:
+                record.thought, record.action = parsed.thought.strip(), parsed.action.to_text()
+                if isinstance(parsed.action, Stop):
+                    result.steps.append(record)
+                    await reporter.step(result.run_id, record)
+                    result.status, result.answer = "finished", parsed.action.answer
+                    return
+                key = (fingerprint(view.text), record.action)
+                repeats[key] += 1
+                if repeats[key] > self.config.max_repeats:
+                    record.error = "same action repeated on an unchanged page"
+                    result.steps.append(record)
+                    await reporter.step(result.run_id, record)
+                    result.reason = (f"stopped early: `{record.action}` was proposed {repeats[key]} times on the same "
+                                     "page")
+                    return
+                outcome = await env.execute(parsed.action)
+                if outcome.ok:
+                    invalid_in_a_row = 0
+                    previous = record.action
+                else:
+                    invalid_in_a_row += 1
+                    record.error = outcome.error
+                    previous = f"{record.action} (it failed: {outcome.error})"
+            result.steps.append(record)
+            await reporter.step(result.run_id, record)
+            if invalid_in_a_row >= self.config.max_invalid_in_a_row:
+                result.reason = f"stopped early: {invalid_in_a_row} invalid actions in a row (last: {record.error})"
+                return
+        result.reason = f"reached the step limit ({self.config.max_steps}) without an answer"
+

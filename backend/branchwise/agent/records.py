@@ -1,0 +1,38 @@
+"""What a run produced, step by step: shown live, printed at the end and written with `--json`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class StepRecord(BaseModel):
+    index: int
+    url: str
+    observation_chars: int
+    observation_tokens: int
+    thought: str = ""
+    action: str = ""
+    error: str = ""
+
+
+class UsageRecord(BaseModel):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+RunStatus = Literal["finished", "failed", "stopped"]
+
+
+class RunResult(BaseModel):
+    run_id: str
+    task: str
+    status: RunStatus
+    answer: str = ""
+    reason: str = ""
+    model: str = ""
+    scripted_model: bool = False
+    steps: list[StepRecord] = []
+    usage: UsageRecord = UsageRecord()

@@ -1,0 +1,103 @@
+"""Where a run's progress goes as it happens: the terminal, the side panel, or several at once."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Protocol, TextIO
+
+from ..link import ExtensionHub, LinkClosed
+from ..protocol import RunUpdate
+from .records import RunResult, StepRecord
+
+log = logging.getLogger(__name__)
+
+
+class RunReporter(Protocol):
+    async def started(self, run_id: str, task: str) -> None: ...
+
+    async def step(self, run_id: str, record: StepRecord) -> None: ...
+
+    async def finished(self, result: RunResult) -> None: ...
+
+
+class TerminalReporter:
+    def __init__(self, out: TextIO = sys.stdout, scripted_model: bool = False) -> None:
+        self.out = out
+        self.scripted_model = scripted_model
+
+    def _print(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    async def started(self, run_id: str, task: str) -> None:
+        label = " [scripted model]" if self.scripted_model else ""
+        self._print(f"Run {run_id}{label}: {task}")
+
+    async def step(self, run_id: str, record: StepRecord) -> None:
+        line = f"  step {record.index}: {record.action or '(no action)'}  — {record.url}"
+        if record.error:
+            line += f"\n           ! {record.error}"
+        self._print(line)
+
+    async def finished(self, result: RunResult) -> None:
+        if result.status == "finished":
+            self._print(f"Answer: {result.answer}")
+        else:
+            self._print(f"Run {result.status}: {result.reason}")
+        u = result.usage
+        self._print(f"({len(result.steps)} steps, {u.calls} model calls, {u.prompt_tokens} prompt + "
+                    f"{u.completion_tokens} completion tokens)")
+
+
+class SidePanelReporter:
+    """Sends run updates to the extension, which shows them in the side panel. A missing panel loses nothing else."""
+
+    def __init__(self, hub: ExtensionHub, scripted_model: bool = False) -> None:
+        self.hub = hub
+        self.scripted_model = scripted_model
+        self.task = ""
+
+    async def _send(self, update: RunUpdate) -> None:
+        link = self.hub.link
+        if link is None:
+            return
+        try:
+            await link.send(update)
+        except LinkClosed:
+            log.info("side panel update dropped: the extension is not connected")
+
+    async def started(self, run_id: str, task: str) -> None:
+        self.task = task
+        await self._send(RunUpdate(run_id=run_id, task=task, status="started", scripted_model=self.scripted_model))
+
+    async def step(self, run_id: str, record: StepRecord) -> None:
+        await self._send(RunUpdate(
+            run_id=run_id, task=self.task, status="step", step=record.index, url=record.url, thought=record.thought,
+            action=record.action, message=record.error, scripted_model=self.scripted_model,
+        ))
+
+    async def finished(self, result: RunResult) -> None:
+        await self._send(RunUpdate(
+            run_id=result.run_id, task=result.task, status=result.status, answer=result.answer, message=result.reason,
+            scripted_model=self.scripted_model,
+        ))
+
+
+class Reporters:
+    """Fans one run's progress out to several reporters."""
+
+    def __init__(self, *reporters: RunReporter) -> None:
+        self.reporters = reporters
+
+    async def started(self, run_id: str, task: str) -> None:
+        for r in self.reporters:
+            await r.started(run_id, task)
+
+    async def step(self, run_id: str, record: StepRecord) -> None:
+        for r in self.reporters:
+            await r.step(run_id, record)
+
+    async def finished(self, result: RunResult) -> None:
+        for r in self.reporters:
+            await r.finished(result)

@@ -1,0 +1,95 @@
+"""Async facade over the extension link: tabs, observe, act, network events.
+
+Commands that only read (observe, list tabs) survive the MV3 worker being restarted: they wait for the extension to
+reconnect and try once more. Commands that change the page are never repeated behind the caller's back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from .link import BrowserEvent, ExtensionHub, ExtensionLink, LinkClosed
+from .protocol import (
+    Act,
+    ActivateTab,
+    ActResult,
+    BrowserCmd,
+    CloseTab,
+    Done,
+    Envelope,
+    ListTabs,
+    Observation,
+    Observe,
+    OpenTab,
+    TabInfo,
+    TabOpened,
+    Tabs,
+    new_id,
+)
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=Envelope)
+
+
+class BrowserConfig(BaseModel):
+    connect_timeout_seconds: float = 60.0
+    # The MV3 worker reconnects within ~0.2 s after a restart; give it a generous grace period.
+    reconnect_grace_seconds: float = 15.0
+    observe_timeout_seconds: float = 60.0
+    act_timeout_seconds: float = 45.0
+    open_tab_timeout_seconds: float = 30.0
+
+
+class BrowserDisconnected(RuntimeError):
+    pass
+
+
+class Browser:
+    def __init__(self, hub: ExtensionHub, config: BrowserConfig | None = None) -> None:
+        self.hub = hub
+        self.config = config or BrowserConfig()
+
+    async def connected(self, timeout: float | None = None) -> ExtensionLink:
+        return await self.hub.wait_link(self.config.connect_timeout_seconds if timeout is None else timeout)
+
+    async def _request(self, message: Envelope, reply: type[R], timeout: float, *, retry: bool) -> R:
+        link = self.hub.link or await self.connected(self.config.reconnect_grace_seconds)
+        try:
+            return await link.request(message, reply, timeout)
+        except LinkClosed as exc:
+            if not retry:
+                raise BrowserDisconnected(f"the extension disconnected during {message.type}") from exc
+            log.info("extension disconnected during %s: waiting for it to reconnect", message.type)
+        link = await self.connected(self.config.reconnect_grace_seconds)
+        return await link.request(message.model_copy(update={"id": new_id()}), reply, timeout)
+
+    async def list_tabs(self) -> list[TabInfo]:
+        return (await self._request(ListTabs(), Tabs, self.config.observe_timeout_seconds, retry=True)).tabs
+
+    async def open_tab(self, url: str, active: bool = True) -> TabInfo:
+        reply = await self._request(OpenTab(url=url, active=active), TabOpened, self.config.open_tab_timeout_seconds,
+                                    retry=False)
+        return reply.tab
+
+    async def close_tab(self, tab_id: int) -> None:
+        await self._request(CloseTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=False)
+
+    async def activate_tab(self, tab_id: int) -> None:
+        await self._request(ActivateTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=True)
+
+    async def observe(self, tab_id: int) -> Observation:
+        return await self._request(Observe(tab_id=tab_id), Observation, self.config.observe_timeout_seconds, retry=True)
+
+    async def act(self, tab_id: int, command: BrowserCmd) -> ActResult:
+        return await self._request(Act(tab_id=tab_id, action=command), ActResult, self.config.act_timeout_seconds,
+                                   retry=False)
+
+    def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
+        """Subscribe to network requests, tab events and dialogs; returns the unsubscribe function."""
+        return self.hub.add_event_listener(listener)
+

@@ -1,0 +1,227 @@
+"""`branchwise` command line: serve, run, demo, schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from .agent.env import BrowserEnv, EnvConfig
+from .agent.greedy import GreedyAgent, GreedyConfig
+from .agent.records import RunResult
+from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
+from .config import DEFAULT_PORT, ServerConfig, default_data_dir
+from .launcher import BrowserLaunchError, ChromiumConfig
+from .link import LinkTimeout
+from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
+from .protocol import StartRun
+from .runs import RunManager
+from .scripted_model import Script
+from .server import PortInUse
+from .session import Session, open_session
+
+log = logging.getLogger("branchwise")
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem the user can fix (configuration, port, browser); printed without a traceback."""
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) -> None:
+    parser.add_argument("--port", type=int, default=default_port,
+                        help=f"backend port on 127.0.0.1 (default {default_port if default_port is not None else 'any free port with --launch, else ' + str(DEFAULT_PORT)})")
+    parser.add_argument("--data-dir", type=Path, default=None, help=f"where the pairing token lives (default {default_data_dir()})")
+
+
+def add_model_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--script", type=Path, default=None,
+                        help="answer from a scripted model (JSON script) instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
+
+
+def server_config(args: argparse.Namespace, port: int) -> ServerConfig:
+    return ServerConfig(port=port, data_dir=args.data_dir or default_data_dir())
+
+
+def load_script(path: Path | None) -> Script | None:
+    if path is None:
+        return None
+    try:
+        return Script.load(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the script {path}: {exc}") from exc
+
+
+def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
+    if not getattr(args, "launch", True):
+        return None
+    headless = args.headless if args.headless is not None else not os.environ.get("DISPLAY")
+    return ChromiumConfig(headless=headless)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, max_steps: int) -> RunResult:
+    tab = await session.browser.open_tab(start_url)
+    env = BrowserEnv(session.browser, tab.tab_id, EnvConfig())
+    reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
+                         SidePanelReporter(session.hub, scripted_model=model.scripted))
+    agent = GreedyAgent(model.client, GreedyConfig(max_steps=max_steps))
+    return await agent.run(task, env, reporter)
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    port = args.port if args.port is not None else (0 if args.launch else DEFAULT_PORT)
+    config = server_config(args, port)
+    async with open_model(script=load_script(args.script)) as model:
+        say(f"Model: {model.description}")
+        async with open_session(config, chromium_config(args)) as session:
+            if session.chromium is None:
+                say(f"Waiting for the Branchwise extension on ws://127.0.0.1:{session.server.port}/ws "
+                    f"(up to {args.connect_timeout:.0f} s)...")
+                await session.browser.connected(args.connect_timeout)
+            result = await execute_run(session, model, args.task, args.start_url, args.max_steps)
+    if args.json:
+        args.json.write_text(result.model_dump_json(indent=2))
+        say(f"Result written to {args.json}")
+    return EXIT_OK if result.status == "finished" else EXIT_RUN_FAILED
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    config = server_config(args, args.port if args.port is not None else DEFAULT_PORT)
+    async with contextlib.AsyncExitStack() as stack:
+        session = await stack.enter_async_context(open_session(config))
+        say(f"Branchwise {__version__} backend on ws://127.0.0.1:{session.server.port}/ws")
+        say(f"Pairing token: {session.token}   (kept in {config.data_dir / 'token'})")
+        say(f"Pairing link (open it in Chrome with the extension installed): {session.pairing_url}")
+        try:
+            model = await stack.enter_async_context(open_model(script=load_script(args.script)))
+        except ModelNotConfigured as exc:
+            say(f"Warning: {exc} Runs from the side panel are refused until then.")
+            reason = str(exc)
+
+            async def refuse(_: StartRun) -> str:
+                raise RuntimeError(reason)
+
+            session.hub.start_run_handler = refuse
+        else:
+            say(f"Model: {model.description}")
+            RunManager(session.browser, model, GreedyAgent(model.client, GreedyConfig(max_steps=args.max_steps)),
+                       EnvConfig(), TerminalReporter(scripted_model=model.scripted)).attach()
+        say("Press Ctrl-C to stop.")
+        await asyncio.Event().wait()
+    return EXIT_OK
+
+
+async def cmd_demo(args: argparse.Namespace) -> int:
+    # Imported here: the shop is only needed by the demo.
+    from .demo.task import DEMO_TASK, demo_start_url
+    from .sandbox import ShopConfig, ShopServer
+
+    with tempfile.TemporaryDirectory(prefix="branchwise-demo-") as tmp:
+        shop = ShopServer(ShopConfig(db_path=Path(tmp) / "shop.db"))
+        await asyncio.to_thread(shop.start)
+        try:
+            say(f"Sandbox shop running at {shop.base_url}")
+            fallback = bundled_demo_script()
+            async with open_model(fallback_script=fallback) as model:
+                if model.scripted:
+                    say("No model configured (OPENAI_BASE_URL / BRANCHWISE_MODEL are unset): this demo runs with the "
+                        "bundled SCRIPTED model. Its answers are canned; set those variables to use a real model.")
+                say(f"Model: {model.description}")
+                config = ServerConfig(port=0, data_dir=Path(tmp) / "data")
+                async with open_session(config, chromium_config(args)) as session:
+                    result = await execute_run(session, model, DEMO_TASK, demo_start_url(shop.base_url),
+                                               args.max_steps)
+        finally:
+            await asyncio.to_thread(shop.stop)
+    if args.json:
+        args.json.write_text(result.model_dump_json(indent=2))
+    return EXIT_OK if result.status == "finished" else EXIT_RUN_FAILED
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .schema import write_schema
+
+    written = write_schema(args.write)
+    say(f"wrote {len(written)} files to {args.write}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="branchwise", description="A browser agent that works in your own Chrome.")
+    parser.add_argument("--version", action="version", version=f"branchwise {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the backend for the extension (runs start from the side panel)")
+    add_backend_args(serve, None)
+    add_model_args(serve)
+    serve.add_argument("--max-steps", type=int, default=30)
+    serve.set_defaults(handler=cmd_serve)
+
+    run = sub.add_parser("run", help="run one task on a connected (or launched) browser")
+    run.add_argument("task", help="what to do, in plain words")
+    run.add_argument("--start-url", required=True, help="the page the task starts on (opened in a new tab)")
+    run.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
+    run.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
+                     help="with --launch: hide the window (default: headless when there is no display)")
+    run.add_argument("--json", type=Path, default=None, help="write the result (status, answer, steps) to this file")
+    run.add_argument("--max-steps", type=int, default=30)
+    run.add_argument("--connect-timeout", type=float, default=120.0,
+                     help="without --launch: how long to wait for the extension to connect (seconds)")
+    add_backend_args(run, None)
+    add_model_args(run)
+    run.set_defaults(handler=cmd_run)
+
+    demo = sub.add_parser("demo", help="start the sandbox shop, the backend and Chromium, and run a sample task")
+    demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
+    demo.add_argument("--max-steps", type=int, default=15)
+    demo.add_argument("--json", type=Path, default=None)
+    demo.set_defaults(handler=cmd_demo)
+
+    schema = sub.add_parser("schema", help="write the protocol's JSON Schema and examples")
+    schema.add_argument("--write", type=Path, required=True)
+    schema.set_defaults(handler=cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose or args.command == "serve" else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    handler = args.handler
+    try:
+        if asyncio.iscoroutinefunction(handler):
+            return asyncio.run(handler(args))
+        return handler(args)
+    except KeyboardInterrupt:
+        say("Interrupted.")
+        return EXIT_RUN_FAILED
+    except (UsageError, ModelNotConfigured, PortInUse, BrowserLaunchError, LinkTimeout) as exc:
+        sys.stderr.write(f"branchwise: {exc}\n")
+        if isinstance(exc, PortInUse):
+            sys.stderr.write("Is `branchwise serve` already running? Stop it or choose another --port.\n")
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

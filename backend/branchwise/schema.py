@@ -1,0 +1,118 @@
+"""Generates `protocol/`: a JSON Schema per message from the pydantic models, and one example of each message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .protocol import (
+    ALL_MESSAGES,
+    Act,
+    ActivateTab,
+    ActResult,
+    AXNode,
+    AXProperty,
+    AXValue,
+    ClickCmd,
+    CloseTab,
+    DialogEvent,
+    DialogInfo,
+    Done,
+    ElementRef,
+    Envelope,
+    Error,
+    FrameTree,
+    Hello,
+    HelloOk,
+    ListTabs,
+    NetworkRequest,
+    Observation,
+    Observe,
+    OpenTab,
+    Ping,
+    Pong,
+    RunStarted,
+    RunUpdate,
+    ScrollInfo,
+    StartRun,
+    StopRun,
+    TabEvent,
+    TabInfo,
+    TabOpened,
+    Tabs,
+    message_type,
+)
+
+SHOP = "http://127.0.0.1:8800"
+TAB = TabInfo(tab_id=1842, index=0, title="Acme Outfitters", url=f"{SHOP}/", active=True)
+
+
+def _node(node_id: str, role: str, name: str, backend: int, children: list[str], parent: str | None) -> AXNode:
+    return AXNode(
+        nodeId=node_id, role=AXValue(type="role", value=role), name=AXValue(type="computedString", value=name),
+        childIds=children, parentId=parent, backendDOMNodeId=backend,
+        properties=[AXProperty(name="focusable", value=AXValue(type="booleanOrUndefined", value=True))]
+        if role == "link" else [],
+    )
+
+
+EXAMPLES: list[Envelope] = [
+    Hello(id="a1", protocol_version=1, extension_version="0.1.0", user_agent="Mozilla/5.0 ... Chrome/156.0"),
+    HelloOk(id="b1", reply_to="a1", backend_version="0.1.0"),
+    Ping(id="b2"),
+    Pong(id="a2", reply_to="b2"),
+    Error(id="b3", reply_to="a9", code="invalid_message", message="network_request.tab_id: Input should be a valid integer"),
+    ListTabs(id="b4"),
+    Tabs(id="a3", reply_to="b4", tabs=[TAB]),
+    OpenTab(id="b5", url=f"{SHOP}/", active=True),
+    TabOpened(id="a4", reply_to="b5", tab=TAB),
+    CloseTab(id="b6", tab_id=1843),
+    ActivateTab(id="b7", tab_id=1842),
+    Done(id="a5", reply_to="b7"),
+    Observe(id="b8", tab_id=1842),
+    Observation(
+        id="a6", reply_to="b8", tab_id=1842, url=f"{SHOP}/", title="Acme Outfitters", tabs=[TAB],
+        scroll=ScrollInfo(x=0, y=0, viewport_width=1280, viewport_height=900, page_width=1280, page_height=2400),
+        frames=[FrameTree(frame_id="9A1F", url=f"{SHOP}/", nodes=[
+            _node("1", "RootWebArea", "Acme Outfitters", 3, ["2"], None),
+            _node("2", "link", "Garden", 41, [], "1"),
+        ])],
+        capture_ms=84.5,
+    ),
+    Act(id="b9", tab_id=1842, action=ClickCmd(element=ElementRef(backend_node_id=41))),
+    ActResult(id="a7", reply_to="b9", ok=True, url=f"{SHOP}/category/garden"),
+    RunUpdate(id="b10", run_id="r42", task="Find the cheapest garden product", status="step", step=1,
+              url=f"{SHOP}/", thought="The Garden category should list it.", action="click [41]"),
+    NetworkRequest(id="a8", tab_id=1842, request_id="5310", method="POST", url=f"{SHOP}/cart/add",
+                   resource_type="main_frame", time=1763750000123.4),
+    TabEvent(id="a9", tab_id=1843, event="created", url=f"{SHOP}/help", opener_tab_id=1842),
+    DialogEvent(id="a10", tab_id=1842, dialog=DialogInfo(dialog_type="confirm", message="Remove this item?",
+                                                          url=f"{SHOP}/cart")),
+    StartRun(id="a11", task="Find the cheapest garden product and tell me its price", tab_id=1842),
+    RunStarted(id="b11", reply_to="a11", run_id="r42"),
+    StopRun(id="a12", run_id="r42"),
+]
+
+
+def _dump(obj: object) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def generated_files() -> dict[str, str]:
+    """Relative path → content of every generated file under protocol/."""
+    files: dict[str, str] = {}
+    for model in ALL_MESSAGES:
+        files[f"schema/{message_type(model)}.json"] = _dump(model.model_json_schema())
+    for example in EXAMPLES:
+        files[f"examples/{example.type}.json"] = _dump(example.model_dump(mode="json", exclude_none=True))  # type: ignore[attr-defined]
+    return files
+
+
+def write_schema(root: Path) -> list[Path]:
+    written = []
+    for relative, content in generated_files().items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        written.append(path)
+    return written
