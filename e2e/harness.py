@@ -1,0 +1,87 @@
+"""Real parts for e2e tests: the backend on its own event loop thread, Chromium with the extension (paired by the
+backend), Selenium attached to that same Chromium, and static test pages on two origins."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import http.server
+import threading
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from branchwise.config import ServerConfig
+from branchwise.launcher import ChromiumConfig
+from branchwise.session import Session, open_session
+
+T = TypeVar("T")
+PAGES = Path(__file__).parent / "pages"
+
+
+class LoopThread:
+    """An asyncio loop in a thread, so synchronous tests (and Selenium) can drive the async backend."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="backend-loop", daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 120) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@dataclass
+class Stack:
+    loop: LoopThread
+    session: Session
+    driver: webdriver.Chrome
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 120) -> T:
+        return self.loop.call(coro, timeout)
+
+
+@contextlib.contextmanager
+def running_stack(data_dir: Path) -> Iterator[Stack]:
+    loop = LoopThread()
+    context = open_session(ServerConfig(port=0, data_dir=data_dir), ChromiumConfig(headless=True))
+    session = loop.call(context.__aenter__())
+    driver = None
+    try:
+        options = webdriver.ChromeOptions()
+        assert session.chromium is not None
+        options.debugger_address = session.chromium.debugger_address
+        driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+        yield Stack(loop, session, driver)
+    finally:
+        if driver is not None:
+            driver.quit()
+        loop.call(context.__aexit__(None, None, None))
+        loop.close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@contextlib.contextmanager
+def static_site(root: Path) -> Iterator[int]:
+    """Serves `root` on 127.0.0.1 (and so also as http://localhost:<port>, a second origin for cross-origin iframes)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
