@@ -58,6 +58,20 @@ function showRuns(runs = []) {
   startEl.disabled = !connected || Boolean(activeRunId);
 }
 
+// The tab a run starts on: the active tab of this window. When this page is itself open as a tab (rather than in the
+// side panel), that is the tab the user was on just before.
+async function targetTab() {
+  const self = await chrome.tabs.getCurrent();
+  if (!self) {
+    const [active] = await chrome.tabs.query({ active: true, currentWindow: true });
+    return active;
+  }
+  const others = await chrome.tabs.query({ windowId: self.windowId });
+  return others
+    .filter((t) => t.id !== self.id && /^https?:/.test(t.url || ""))
+    .sort((a, b) => (b.lastAccessed || 0) - (a.lastAccessed || 0))[0];
+}
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   problemEl.textContent = "";
@@ -66,7 +80,7 @@ form.addEventListener("submit", async (event) => {
     problemEl.textContent = "Describe the task first.";
     return;
   }
-  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  const tab = await targetTab();
   if (!tab) {
     problemEl.textContent = "No tab is open in this window.";
     return;

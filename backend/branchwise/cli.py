@@ -80,7 +80,8 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
     reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
                          SidePanelReporter(session.hub, scripted_model=model.scripted))
     agent = GreedyAgent(model.client, GreedyConfig(max_steps=max_steps))
-    return await agent.run(task, env, reporter)
+    result = await agent.run(task, env, reporter)
+    return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
 
 
 async def cmd_run(args: argparse.Namespace) -> int:

@@ -1,0 +1,194 @@
+"""Which AX nodes become lines, in the spirit of WebArena and BrowserGym.
+
+A node is either kept (one line), lifted (no line; its children take its place) or dropped with its subtree.
+- dropped: InlineTextBox, LineBreak and ListMarker (they repeat their parent's text or are bullets); the internals of
+  a native text field (its value is printed as `value:`); the content of a redacted field;
+- lifted: ignored nodes (their non-ignored descendants stay), nodes without a backendDOMNodeId (nothing to act on),
+  a child frame's document node (its Iframe node already stands for it), and nameless nodes of the container roles
+  below that have no printed property;
+- StaticText is dropped when empty, when its text is part of the nearest kept ancestor's name (a link's own label),
+  or when it is part of the name or value of one of the last `repeat_window` lines. WebArena compares against whole
+  lines, so ids and roles could match; here only names and values count. Text inside a <label> (LabelText) is also
+  dropped when the next line is a control whose name contains it: `textbox 'Email'` already says it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+
+from branchwise.observation.config import ObservationConfig
+from branchwise.observation.ids import IdMap
+from branchwise.observation.locator import CONTEXT_ROLES, LocatorStep
+from branchwise.observation.redact import is_sensitive
+from branchwise.observation.tree import RawNode, RawTree
+
+log = logging.getLogger(__name__)
+
+DROPPED_ROLES = frozenset({"InlineTextBox", "LineBreak", "ListMarker"})
+LIFTED_WHEN_NAMELESS = frozenset({
+    # WebArena's list
+    "generic", "img", "image", "list", "strong", "paragraph", "banner", "navigation", "Section", "LabelText", "Legend",
+    "listitem",
+    # the same kind of carrier without meaning of its own
+    "none", "presentation", "emphasis", "MenuListPopup", "Abbr", "time", "code", "mark", "subscript", "superscript",
+    "deletion", "insertion", "blockquote", "Pre", "figure", "Figcaption", "DescriptionList", "term", "definition",
+    "Ruby", "RubyAnnotation", "SvgRoot", "sectionheader", "sectionfooter",
+})
+TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
+UNQUOTED_CONTAINERS = frozenset({"RootWebArea", "WebArea", "Iframe", "IframePresentational"})
+
+
+@dataclass(slots=True, eq=False)
+class KeptNode:
+    id: int
+    raw: RawNode
+    backend_id: int
+    depth: int
+    parent: int | None
+    value: str
+    redacted: bool
+    props: dict[str, str]
+    ancestors: tuple[LocatorStep, ...]
+    children: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Visit:
+    node: RawNode
+    depth: int
+    parent: KeptNode | None
+    # Name of the nearest kept ancestor: its text children are dropped. Empty for documents and iframes, whose names
+    # (the title) are not made of their content.
+    parent_name: str
+    ancestors: tuple[LocatorStep, ...]
+    in_label: bool = False
+
+
+def shown_props(props: dict[str, str], config: ObservationConfig) -> list[tuple[str, str]]:
+    """The properties printed on a line (without `value`), in the configured order."""
+    shown: list[tuple[str, str]] = []
+    for name in config.render_props:
+        text = props.get(name)
+        if text is None or name == "value":
+            continue
+        if text in ("False", "false") and name not in config.show_when_false:
+            continue
+        shown.append((name, text))
+    return shown
+
+
+class _Pruner:
+    def __init__(self, ids: IdMap, config: ObservationConfig, extra_sensitive: frozenset[tuple[str | None, int]]):
+        self.ids = ids
+        self.config = config
+        self.extra_sensitive = extra_sensitive
+        self.kept_props = frozenset(config.render_props) | frozenset(config.keep_props)
+        self.recent: deque[str] = deque(maxlen=max(config.repeat_window, 1))
+        self.out: list[KeptNode] = []
+        # A label's text waits for the next line: if that line is the control it names, the text is dropped.
+        self.pending_label: KeptNode | None = None
+        self.pending_parent: KeptNode | None = None
+
+    def run(self, tree: RawTree) -> list[KeptNode]:
+        seen: set[int] = set()
+        stack = [_Visit(tree.root, 0, None, "", ())]
+        while stack:
+            visit = stack.pop()
+            node = visit.node
+            if id(node) in seen:  # a malformed tree can list a node under two parents
+                continue
+            seen.add(id(node))
+            if node.role in DROPPED_ROLES:
+                continue
+            kept, descend = self.visit(visit)
+            if not descend:
+                continue
+            ancestors = visit.ancestors
+            if not node.ignored and node.role in CONTEXT_ROLES:
+                ancestors = (*ancestors, LocatorStep(node.role, node.name))
+            in_label = visit.in_label or node.role == "LabelText"
+            if kept is not None:
+                parent_name = "" if node.role in UNQUOTED_CONTAINERS else node.name
+                child = (visit.depth + 1, kept, parent_name, ancestors, in_label)
+            else:
+                child = (visit.depth, visit.parent, visit.parent_name, ancestors, in_label)
+            stack.extend(_Visit(node, *child) for node in reversed(node.children))
+        self.flush_label()
+        return self.out
+
+    def visit(self, visit: _Visit) -> tuple[KeptNode | None, bool]:
+        """Keep the node or not, and whether to look at its children."""
+        node = visit.node
+        if node.ignored or node.backend_id is None or (node.frame_root and self.config.lift_frame_roots):
+            return None, True
+        if node.role == "StaticText":
+            self.flush_label()
+            if self.text_is_new(node.name, visit):
+                kept = self.make(visit, node.value, False, {})
+                if visit.in_label:
+                    self.pending_label, self.pending_parent = kept, visit.parent
+                else:
+                    self.append(kept, visit.parent)
+            return None, False
+        redacted = self.config.redact and (
+            is_sensitive(node) or (node.target, node.backend_id) in self.extra_sensitive
+        )
+        value = self.config.mask if redacted else node.value
+        props = {k: v for k, v in node.props.items() if k in self.kept_props}
+        if (not node.name and node.role in LIFTED_WHEN_NAMELESS and not value
+                and not shown_props(props, self.config)):
+            return None, True
+        if self.pending_label is not None and self.pending_label.raw.name in node.name:
+            self.pending_label = None
+        self.flush_label()
+        kept = self.make(visit, value, redacted, props)
+        self.append(kept, visit.parent)
+        native_field = node.role in TEXT_FIELD_ROLES and node.props.get("editable") == "plaintext"
+        return kept, not (redacted or native_field)
+
+    def text_is_new(self, text: str, visit: _Visit) -> bool:
+        if not text or text in visit.parent_name:
+            return False
+        return not any(text in line for line in self.recent)
+
+    def make(self, visit: _Visit, value: str, redacted: bool, props: dict[str, str]) -> KeptNode:
+        node = visit.node
+        backend_id = node.backend_id
+        assert backend_id is not None, "visit() lifts nodes without a DOM node"
+        return KeptNode(
+            id=self.ids.id_of(node.target, backend_id),
+            raw=node,
+            backend_id=backend_id,
+            depth=visit.depth,
+            parent=visit.parent.id if visit.parent else None,
+            value=value,
+            redacted=redacted,
+            props=props,
+            ancestors=visit.ancestors,
+        )
+
+    def append(self, kept: KeptNode, parent: KeptNode | None) -> None:
+        if parent is not None:
+            parent.children.append(kept.id)
+        self.out.append(kept)
+        name = kept.raw.name
+        self.recent.append(name if kept.redacted or not kept.value else f"{name} {kept.value}")
+
+    def flush_label(self) -> None:
+        if self.pending_label is not None:
+            self.append(self.pending_label, self.pending_parent)
+            self.pending_label = self.pending_parent = None
+
+
+def prune(
+    tree: RawTree,
+    ids: IdMap,
+    config: ObservationConfig,
+    extra_sensitive: frozenset[tuple[str | None, int]] = frozenset(),
+) -> list[KeptNode]:
+    """The kept nodes in document order, each with its printed depth and its kept parent and children."""
+    kept = _Pruner(ids, config, extra_sensitive).run(tree)
+    log.debug("pruned %d AX nodes to %d lines", tree.node_count, len(kept))
+    return kept

@@ -1,0 +1,140 @@
+"""process(): an Observation becomes a PageView, the text for the model plus what the rest of the backend needs."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from branchwise.observation.config import ObservationConfig
+from branchwise.observation.ids import assign_ids
+from branchwise.observation.locator import Locator, LocatorIndex, LocatorStep, build_index, find
+from branchwise.observation.prune import KeptNode, prune
+from branchwise.observation.render import ordered_tabs, render
+from branchwise.observation.tree import build_tree
+from branchwise.protocol import ElementRef, Observation
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ElementInfo:
+    """One printed line. `value` is already redacted when `redacted` is set; `props` are the kept AX properties."""
+
+    id: int
+    role: str
+    name: str
+    value: str
+    redacted: bool
+    props: Mapping[str, str]
+    backend_node_id: int
+    target: str | None
+    frame_id: str
+    locator: Locator
+    parent: int | None
+    children: tuple[int, ...]
+    depth: int
+
+    @property
+    def ref(self) -> ElementRef:
+        """Where the extension finds this element (built on demand: most elements are never acted on)."""
+        return ElementRef(backend_node_id=self.backend_node_id, target=self.target)
+
+
+@dataclass(frozen=True, slots=True)
+class PageView:
+    text: str
+    url: str
+    title: str
+    # Tab ids in the order of the `Tab i` header, so `tab_focus [i]` means tab_ids[i].
+    tab_ids: tuple[int, ...]
+    elements: Mapping[int, ElementInfo]
+    node_count_raw: int
+    index: LocatorIndex
+
+    def find(self, locator: Locator) -> int | None:
+        """The id of the element `locator` points at in this page, or None when absent or ambiguous."""
+        return find(locator, self.index)
+
+    def ref(self, element_id: int) -> ElementRef:
+        return self.elements[element_id].ref
+
+
+def _locator_rows(nodes: list[KeptNode]) -> list[tuple[int, str, str, tuple[LocatorStep, ...], str | None]]:
+    rows = []
+    heading: str | None = None
+    for node in nodes:
+        rows.append((node.id, node.raw.role, node.raw.name, node.ancestors, heading))
+        if node.raw.role == "heading":
+            heading = node.raw.name
+    return rows
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Everything process() builds is acyclic and freed by reference counting, but its ~100,000 allocations make the
+    cyclic collector rescan the (large) input again and again: measured, that doubles the run time on a big page."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def process(
+    observation: Observation,
+    config: ObservationConfig | None = None,
+    sensitive: Collection[ElementRef] = (),
+) -> PageView:
+    """Build, prune, redact and render the observed page.
+
+    `sensitive` names extra elements whose values must be masked, for fields only the DOM can identify (for example
+    `autocomplete="cc-number"` under a neutral label).
+    """
+    config = config or ObservationConfig()
+    started = time.perf_counter()
+    with _cyclic_gc_paused():
+        view = _process(observation, config, sensitive)
+    log.debug("observation of %s: %d AX nodes -> %d lines in %.1f ms", observation.url, view.node_count_raw,
+              len(view.elements), (time.perf_counter() - started) * 1000)
+    return view
+
+
+def _process(observation: Observation, config: ObservationConfig, sensitive: Collection[ElementRef]) -> PageView:
+    tree = build_tree(observation.frames)
+    ids = assign_ids(observation.frames)
+    extra = frozenset((ref.target, ref.backend_node_id) for ref in sensitive)
+    nodes = prune(tree, ids, config, extra)
+    index = build_index(_locator_rows(nodes))
+    elements = {
+        node.id: ElementInfo(
+            id=node.id,
+            role=node.raw.role,
+            name=node.raw.name,
+            value=node.value,
+            redacted=node.redacted,
+            props=node.props,
+            backend_node_id=node.backend_id,
+            target=node.raw.target,
+            frame_id=node.raw.frame_id,
+            locator=index.locators[node.id],
+            parent=node.parent,
+            children=tuple(node.children),
+            depth=node.depth,
+        )
+        for node in nodes
+    }
+    return PageView(
+        text=render(observation, nodes, config),
+        url=observation.url,
+        title=observation.title,
+        tab_ids=tuple(tab.tab_id for tab in ordered_tabs(observation)),
+        elements=elements,
+        node_count_raw=tree.node_count,
+        index=index,
+    )

@@ -1,0 +1,380 @@
+"""Observation processing on real captures (tests/fixtures/axtree, made by scripts/capture_axtree.py).
+
+Expected lines take their ids from the raw fixture (document-order walk of the CDP nodes, written here independently
+of the code under test), so the tests stay valid when the fixtures are captured again.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from branchwise.observation import ObservationConfig, process
+from branchwise.observation.redact import is_sensitive, looks_like_card_number, luhn_valid
+from branchwise.observation.render import quote
+from branchwise.observation.tree import RawNode
+from branchwise.protocol import AXNode, DialogInfo, ElementRef, Observation, TabInfo
+
+FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
+
+
+def load(name: str) -> Observation:
+    path = FIXTURES / f"{name}.json"
+    if path.exists():
+        return Observation.model_validate_json(path.read_bytes())
+    return Observation.model_validate_json(gzip.decompress((FIXTURES / f"{name}.json.gz").read_bytes()))
+
+
+def document_order(observation: Observation, frame_index: int = 0) -> list[AXNode]:
+    frame = observation.frames[frame_index]
+    by_id = {node.nodeId: node for node in frame.nodes}
+    out: list[AXNode] = []
+    stack = [frame.nodes[0]]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(by_id[child] for child in reversed(node.childIds) if child in by_id)
+    return out
+
+
+def raw_id(observation: Observation, role: str, name: str, nth: int = 0, frame_index: int = 0) -> int:
+    """backendDOMNodeId of the nth node with this role and name, straight from the capture."""
+    found = [
+        node.backendDOMNodeId for node in document_order(observation, frame_index)
+        if not node.ignored and node.role and node.role.value == role and node.name and node.name.value == name
+    ]
+    assert len(found) > nth, f"fixture has no {role} {name!r} #{nth}"
+    return found[nth]
+
+
+def body(text: str) -> list[str]:
+    """The tree lines, without the tab and URL header."""
+    return text.split("\n\n", 1)[1].split("\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Whole pages
+
+
+def test_shop_home_full_text() -> None:
+    obs = load("shop_home")
+    i = lambda role, name, nth=0: raw_id(obs, role, name, nth)  # noqa: E731
+    mug = i("link", "Kid's Mug")
+    expected = "\n".join([
+        "Tab 0 (current): Acme Shop",
+        f"URL: {obs.url}",
+        "",
+        f"[{i('RootWebArea', 'Acme Shop')}] RootWebArea 'Acme Shop'",
+        f"\t[{i('navigation', 'Main')}] navigation 'Main'",
+        f"\t\t[{i('link', 'Home')}] link 'Home'",
+        f"\t\t[{i('link', 'Deals')}] link 'Deals'",
+        f"\t\t[{i('link', 'Cart (2)')}] link 'Cart (2)'",
+        f"\t\t[{i('link', 'My Account')}] link 'My Account'",
+        f"\t[{i('search', '')}] search ''",
+        f"\t\t[{i('searchbox', 'Search')}] searchbox 'Search'",
+        f"\t\t[{i('button', 'Go')}] button 'Go'",
+        f"\t[{i('main', '')}] main ''",
+        f"\t\t[{i('heading', 'Featured products')}] heading 'Featured products'",
+        f"\t\t[{i('link', 'Red Kettle')}] link 'Red Kettle'",
+        f"\t\t[{i('StaticText', '$24.99')}] StaticText '$24.99'",
+        f"\t\t[{i('button', 'Add to Cart', 0)}] button 'Add to Cart'",
+        f"\t\t[{i('link', 'Blue Teapot')}] link 'Blue Teapot'",
+        f"\t\t[{i('StaticText', '$31.50')}] StaticText '$31.50'",
+        f"\t\t[{i('button', 'Add to Cart', 1)}] button 'Add to Cart'",
+        f"\t\t[{mug}] link \"Kid's Mug\"",
+        f"\t\t[{i('StaticText', '$8.00')}] StaticText '$8.00'",
+        f"\t\t[{i('button', 'Add to Cart', 2)}] button 'Add to Cart'",
+        f"\t\t[{i('StaticText', 'Free shipping on orders over $50.')}] StaticText 'Free shipping on orders over $50.'",
+        f"\t[{i('contentinfo', '')}] contentinfo ''",
+        f"\t\t[{i('link', 'Privacy')}] link 'Privacy'",
+        f"\t\t[{i('link', 'Contact us')}] link 'Contact us'",
+        f"\t\t[{i('StaticText', '© 2024 Acme')}] StaticText '© 2024 Acme'",
+    ])
+    view = process(obs, ObservationConfig())
+    assert view.text == expected
+    assert view.url == obs.url
+    assert view.node_count_raw == sum(len(frame.nodes) for frame in obs.frames)
+
+
+def test_hidden_elements_are_absent() -> None:
+    obs = load("hidden")
+    view = process(obs)
+    i = lambda role, name: raw_id(obs, role, name)  # noqa: E731
+    assert body(view.text) == [
+        f"[{i('RootWebArea', 'Hidden things')}] RootWebArea 'Hidden things'",
+        f"\t[{i('heading', 'Visible heading')}] heading 'Visible heading'",
+        f"\t[{i('button', 'Visible button')}] button 'Visible button'",
+        f"\t[{i('StaticText', 'Visible text')}] StaticText 'Visible text'",
+    ]
+    # two hidden iframes (display:none, aria-hidden) hold a textbox 'Message' and a button 'Send'
+    assert len(obs.frames) == 3
+    for hidden in ("Display none", "Invisible link", "Aria hidden", "Hidden attribute", "frame", "Message", "Send"):
+        assert hidden not in view.text
+        assert all(hidden not in element.name for element in view.elements.values())
+
+
+def test_repeated_static_text_is_dropped() -> None:
+    obs = load("repeated_text")
+    view = process(obs)
+    i = lambda role, name, nth=0: raw_id(obs, role, name, nth)  # noqa: E731
+    assert body(view.text) == [
+        f"[{i('RootWebArea', 'Orders')}] RootWebArea 'Orders'",
+        # the heading's own text is in its name
+        f"\t[{i('heading', 'Orders')}] heading 'Orders'",
+        f"\t[{i('StaticText', 'Shipped', 0)}] StaticText 'Shipped'",
+        # the second 'Shipped' repeats the line just above: dropped
+        f"\t[{i('StaticText', 'Pending')}] StaticText 'Pending'",
+        f"\t[{i('StaticText', 'Paid')}] StaticText 'Paid'",
+        f"\t[{i('StaticText', 'Refunded')}] StaticText 'Refunded'",
+        # four lines after the first one: outside the window of 3, kept
+        f"\t[{i('StaticText', 'Shipped', 2)}] StaticText 'Shipped'",
+        # the link's and the button's texts are their names
+        f"\t[{i('link', 'Order 1001')}] link 'Order 1001'",
+        f"\t[{i('button', 'Details')}] button 'Details'",
+    ]
+
+
+def test_shadow_dom_content_is_present() -> None:
+    obs = load("shadow_dom")
+    view = process(obs)
+    assert body(view.text)[1:] == [
+        f"\t[{raw_id(obs, 'heading', 'Newsletter')}] heading 'Newsletter'",
+        f"\t[{raw_id(obs, 'textbox', 'Your email')}] textbox 'Your email'",
+        f"\t[{raw_id(obs, 'button', 'Subscribe')}] button 'Subscribe'",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Forms and redaction
+
+
+@pytest.fixture(scope="module")
+def form() -> Observation:
+    return load("form")
+
+
+def test_form_lines(form: Observation) -> None:
+    view = process(form)
+    i = lambda role, name, nth=0: raw_id(form, role, name, nth)  # noqa: E731
+    lines = body(view.text)
+    assert lines == [
+        f"[{i('RootWebArea', 'Checkout')}] RootWebArea 'Checkout' focused: True",
+        f"\t[{i('heading', 'Checkout')}] heading 'Checkout'",
+        f"\t[{i('form', '')}] form ''",
+        # label texts are gone: each control's name already says them
+        f"\t\t[{i('textbox', 'Full name')}] textbox 'Full name' value: 'Ada Lovelace' required: True",
+        f"\t\t[{i('textbox', 'Email')}] textbox 'Email'",
+        f"\t\t[{i('textbox', 'Password')}] textbox 'Password' value: ••••",
+        f"\t\t[{i('textbox', 'Card number')}] textbox 'Card number' value: •••• focused: True",
+        f"\t\t[{i('textbox', 'Payment reference')}] textbox 'Payment reference' value: '7700 1234'",
+        f"\t\t[{i('textbox', 'Gift code')}] textbox 'Gift code' value: ••••",
+        f"\t\t[{i('checkbox', 'Send me news')}] checkbox 'Send me news' checked: True",
+        f"\t\t[{i('group', 'Shipping')}] group 'Shipping'",
+        f"\t\t\t[{i('radio', 'Standard')}] radio 'Standard' checked: True",
+        f"\t\t\t[{i('radio', 'Express')}] radio 'Express' checked: False",
+        f"\t\t[{i('combobox', 'Country')}] combobox 'Country' value: 'Germany' expanded: False",
+        f"\t\t\t[{i('option', 'France')}] option 'France'",
+        f"\t\t\t[{i('option', 'Germany')}] option 'Germany' selected: True",
+        f"\t\t\t[{i('option', 'Italy')}] option 'Italy'",
+        f"\t\t[{i('textbox', 'Notes')}] textbox 'Notes' value: 'Leave at the door'",
+        f"\t\t[{i('button', 'Apply coupon')}] button 'Apply coupon' disabled: True",
+        f"\t\t[{i('button', 'Place order')}] button 'Place order'",
+    ]
+    # noisy properties never printed
+    for noise in ("focusable", "editable", "settable", "multiline", "readonly", "level", "invalid", "labelledby"):
+        assert f"{noise}:" not in view.text
+
+
+def test_form_element_info(form: Observation) -> None:
+    view = process(form)
+    name_field = view.elements[raw_id(form, "textbox", "Full name")]
+    assert (name_field.role, name_field.name, name_field.value) == ("textbox", "Full name", "Ada Lovelace")
+    assert name_field.props["required"] == "True"
+    assert name_field.props["editable"] == "plaintext"  # kept for action validation, not printed
+    assert name_field.ref == ElementRef(backend_node_id=name_field.id, target=None)
+    form_id = raw_id(form, "form", "")
+    assert name_field.parent == form_id
+    assert name_field.id in view.elements[form_id].children
+    assert view.elements[raw_id(form, "button", "Apply coupon")].props["disabled"] == "True"
+
+
+SECRETS = ("hunter2secret", "4111 1111 1111 1111", "4111111111111111", "5555 5555 5555 4444", "5555555555554444")
+
+
+def test_secret_values_never_appear(form: Observation) -> None:
+    view = process(form)
+    dumped = view.text + repr(list(view.elements.values()))
+    for secret in SECRETS:
+        assert secret not in dumped
+    assert "•••••" not in dumped  # Chromium's masking gives the password's length away; the mask does not
+    for name in ("Password", "Card number", "Gift code"):
+        element = view.elements[raw_id(form, "textbox", name)]
+        assert element.redacted and element.value == "••••"
+        assert element.children == ()  # the field's inner text (the raw value) is not a line
+
+
+def test_fixture_really_holds_the_secrets(form: Observation) -> None:
+    """Guards the test above: without redaction the card numbers are in the output."""
+    text = process(form, ObservationConfig(redact=False)).text
+    assert "'4111 1111 1111 1111'" in text and "'5555 5555 5555 4444'" in text
+
+
+def test_dom_marked_fields_are_redacted_through_the_hook(form: Observation) -> None:
+    """autocomplete="cc-number" is not in the AX tree; whoever knows it passes the element in `sensitive`."""
+    pay = raw_id(form, "textbox", "Payment reference")
+    view = process(form, sensitive=[ElementRef(backend_node_id=pay)])
+    assert f"[{pay}] textbox 'Payment reference' value: ••••" in view.text
+    assert "7700 1234" not in view.text
+
+
+def _field(name: str, value: str, role: str = "textbox") -> RawNode:
+    return RawNode(role=role, name=name, value=value, props={}, ignored=False, backend_id=1, target=None, frame_id="f")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("Password", "abc"), ("Mot de passe", "abc"), ("PIN", "1234"), ("Card number", "4000"), ("CVV", "123"),
+    ("Security code", "123"), ("Expiry date", "04/27"), ("MM / YY", "04/27"), ("Kartennummer", "1"),
+    ("Anything", "•••••"), ("Reference", "4242 4242 4242 4242"), ("Reference", "378282246310005"),
+])
+def test_sensitive_fields(name: str, value: str) -> None:
+    assert is_sensitive(_field(name, value))
+
+
+@pytest.mark.parametrize("name, value", [
+    ("Search", "kettle"), ("Order number", "1234 5678 9012 3456"), ("Phone", "+33 6 12 34 56 78"),
+    ("Password", ""), ("Quantity", "12"), ("Passenger name", "Ada"),
+])
+def test_not_sensitive_fields(name: str, value: str) -> None:
+    assert not is_sensitive(_field(name, value))
+
+
+def test_luhn() -> None:
+    assert luhn_valid("4111111111111111") and luhn_valid("79927398713")
+    assert not luhn_valid("4111111111111112")
+    assert looks_like_card_number("4111-1111-1111-1111")
+    assert not looks_like_card_number("411111111111")  # 12 digits: too short for a card
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Frames
+
+
+def test_same_origin_iframe_content_is_under_its_iframe() -> None:
+    obs = load("iframe_same_origin")
+    assert len(obs.frames) == 2 and obs.frames[1].target is None
+    view = process(obs)
+    iframe = raw_id(obs, "Iframe", "Chat widget")
+    textbox = raw_id(obs, "textbox", "Message", frame_index=1)
+    send = raw_id(obs, "button", "Send", frame_index=1)
+    lines = body(view.text)
+    at = lines.index(f"\t[{iframe}] Iframe 'Chat widget'")
+    assert lines[at + 1:at + 4] == [
+        f"\t\t[{textbox}] textbox 'Message'",
+        f"\t\t[{send}] button 'Send'",
+        f"\t[{raw_id(obs, 'StaticText', 'Outside the frame')}] StaticText 'Outside the frame'",
+    ]
+    assert view.elements[textbox].parent == iframe
+    assert view.elements[textbox].frame_id == obs.frames[1].frame_id
+    assert view.elements[textbox].locator.ancestors[-1].role == "Iframe"
+
+
+def test_cross_origin_iframe_ids_are_remapped_on_collision() -> None:
+    obs = load("iframe_cross_origin")
+    child = obs.frames[1]
+    assert child.target == child.frame_id  # an out-of-process frame: a target of its own
+    view = process(obs)
+    iframe = raw_id(obs, "Iframe", "Partner widget")
+    send_raw = raw_id(obs, "button", "Send", frame_index=1)
+    textbox_raw = raw_id(obs, "textbox", "Message", frame_index=1)
+    tab_ids = {node.backendDOMNodeId for node in obs.frames[0].nodes}
+    assert send_raw in tab_ids, "this capture is meant to hold a real collision"
+    send = send_raw + 1000
+    textbox = textbox_raw + 1000 if textbox_raw in tab_ids else textbox_raw
+    lines = body(view.text)
+    at = lines.index(f"\t[{iframe}] Iframe 'Partner widget'")
+    assert lines[at + 1:at + 3] == [f"\t\t[{textbox}] textbox 'Message'", f"\t\t[{send}] button 'Send'"]
+    assert view.ref(send) == ElementRef(backend_node_id=send_raw, target=child.target)
+    assert view.ref(textbox) == ElementRef(backend_node_id=textbox_raw, target=child.target)
+    assert view.ref(iframe) == ElementRef(backend_node_id=iframe, target=None)
+
+
+def test_frame_with_unknown_owner_is_kept_under_the_root() -> None:
+    obs = load("iframe_same_origin").model_copy(deep=True)
+    obs.frames[1].owner_node_id = None
+    view = process(obs)
+    lines = body(view.text)
+    assert lines[-2:] == [
+        f"\t[{raw_id(obs, 'textbox', 'Message', frame_index=1)}] textbox 'Message'",
+        f"\t[{raw_id(obs, 'button', 'Send', frame_index=1)}] button 'Send'",
+    ]
+
+
+def test_frame_whose_owner_is_not_in_the_tree_is_hidden() -> None:
+    obs = load("iframe_same_origin").model_copy(deep=True)
+    obs.frames[1].owner_node_id = 999_999
+    assert "Send" not in process(obs).text
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Header, quoting, configuration
+
+
+def test_header_lists_tabs_and_marks_the_observed_one() -> None:
+    obs = load("shop_home").model_copy(deep=True)
+    obs.tabs = [
+        TabInfo(tab_id=obs.tab_id, index=4, title="stale title", url=obs.url, active=False),
+        TabInfo(tab_id=77, index=2, title="Orders  list\n", url="http://x/orders", active=True),
+    ]
+    obs.dialog = DialogInfo(dialog_type="confirm", message="Remove Kid's Mug?")
+    view = process(obs)
+    assert view.text.split("\n")[:4] == [
+        "Tab 0: Orders list | Tab 1 (current): Acme Shop",
+        f"URL: {obs.url}",
+        'Dialog (confirm): "Remove Kid\'s Mug?"',
+        "",
+    ]
+    assert view.tab_ids == (77, obs.tab_id)
+
+
+def test_quote() -> None:
+    assert quote("Go") == "'Go'"
+    assert quote("Kid's") == '"Kid\'s"'
+    assert quote("""Kid's "big" mug""") == """'Kid\\'s "big" mug'"""
+
+
+def test_render_props_are_configurable(form: Observation) -> None:
+    config = ObservationConfig(render_props=("value", "checked"))
+    text = process(form, config).text
+    assert "required:" not in text and "focused:" not in text and "disabled:" not in text
+    assert f"[{raw_id(form, 'checkbox', 'Send me news')}] checkbox 'Send me news' checked: True" in text
+
+
+def test_every_line_has_the_expected_shape() -> None:
+    shape = re.compile(r"^\t*\[\d+\] [A-Za-z]+ (?:'[^']*'|\"[^\"]*\")( [a-zA-Z]+: \S.*)?$")
+    for name in ("shop_home", "form", "iframe_same_origin", "iframe_cross_origin", "shadow_dom", "hidden"):
+        for line in body(process(load(name)).text):
+            assert shape.match(line), line
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Size and speed
+
+
+def test_large_page(capsys: pytest.CaptureFixture[str]) -> None:
+    obs = load("large")
+    assert 21_000 <= sum(len(frame.nodes) for frame in obs.frames) <= 22_000
+    process(obs)  # warm-up
+    runs = []
+    for _ in range(5):
+        started = time.perf_counter()
+        view = process(obs)
+        runs.append(time.perf_counter() - started)
+    assert len(view.elements) > 5_000
+    assert "[" in view.text and "InlineTextBox" not in view.text
+    with capsys.disabled():
+        print(f"\nlarge page: {view.node_count_raw} AX nodes -> {len(view.elements)} lines, "
+              f"{len(view.text):,} chars; process() best {min(runs) * 1000:.0f} ms, worst {max(runs) * 1000:.0f} ms")
