@@ -74,6 +74,9 @@ class FrameTree(Model):
     # iframe root. Node ids are only unique within one target.
     target: str | None = None
     nodes: list[AXNode]
+    # Password and payment-card inputs of this target (by backendDOMNodeId): the AX tree cannot tell an
+    # `autocomplete="cc-number"` field under a neutral label, so the extension asks the DOM and the backend masks them.
+    sensitive_node_ids: list[int] = []
 
 
 class TabInfo(Model):

@@ -12,6 +12,28 @@ async function frameOwner(tabId, frameId, sessionId) {
   }
 }
 
+const SENSITIVE_SELECTOR = 'input[type="password"], input[autocomplete^="cc-" i], input[autocomplete*=" cc-" i]';
+const MAX_SENSITIVE = 200;
+
+// Backend node ids of password and payment-card inputs in one target (all its in-process frames).
+async function sensitiveNodes(tabId, sessionId) {
+  try {
+    await send(tabId, "DOM.getDocument", { depth: 0 }, sessionId);
+    const { searchId, resultCount } = await send(tabId, "DOM.performSearch", { query: SENSITIVE_SELECTOR }, sessionId);
+    try {
+      if (!resultCount) return [];
+      const { nodeIds } = await send(tabId, "DOM.getSearchResults",
+        { searchId, fromIndex: 0, toIndex: Math.min(resultCount, MAX_SENSITIVE) }, sessionId);
+      const described = await Promise.all(nodeIds.map((nodeId) => send(tabId, "DOM.describeNode", { nodeId }, sessionId)));
+      return described.map((d) => d.node.backendNodeId);
+    } finally {
+      send(tabId, "DOM.discardSearchResults", { searchId }, sessionId).catch(() => {});
+    }
+  } catch {
+    return [];
+  }
+}
+
 async function axTree(tabId, frameId, sessionId) {
   try {
     const { nodes } = await send(tabId, "Accessibility.getFullAXTree", { frameId }, sessionId);
@@ -24,15 +46,16 @@ async function axTree(tabId, frameId, sessionId) {
 // Every frame rendered by one CDP target (the tab itself, or one out-of-process iframe).
 async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
   const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
-  const frames = [];
+  const all = [];
   const walk = (node) => {
-    frames.push(node.frame);
+    all.push(node.frame);
     for (const child of node.childFrames || []) walk(child);
   };
   walk(frameTree);
   const rootId = frameTree.frame.id;
+  const sensitive = sensitiveNodes(tabId, sessionId);
   const captured = await Promise.all(
-    frames.map(async (frame) => {
+    all.map(async (frame) => {
       const nodes = await axTree(tabId, frame.id, sessionId);
       if (!nodes) return null;
       const isTargetRoot = frame.id === rootId;
@@ -47,10 +70,13 @@ async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
         owner_node_id: owner,
         target: targetKey,
         nodes,
+        sensitive_node_ids: [],
       };
     }),
   );
-  return captured.filter(Boolean);
+  const frames = captured.filter(Boolean);
+  if (frames.length) frames[0].sensitive_node_ids = await sensitive;
+  return frames;
 }
 
 function dedupeFrames(frames) {

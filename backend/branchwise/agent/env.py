@@ -103,7 +103,9 @@ class BrowserEnv:
             view = EnvView(dialog_text(observation, observation.dialog), observation.url, observation.title,
                            self.tab_id, 0, dialog=observation.dialog)
         else:
-            page = process(observation, self.config.observation)
+            sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
+                         for frame in observation.frames for node_id in frame.sensitive_node_ids]
+            page = process(observation, self.config.observation, sensitive)
             view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page)
         self.last = view
         return view
