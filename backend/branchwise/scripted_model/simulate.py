@@ -1,4 +1,4 @@
-"""Simulated answers: a scripted reply may refer to what the page shows instead of hard-coding it.
+r"""Simulated answers: a scripted reply may refer to what the page shows instead of hard-coding it.
 
 - `click [{{id: link 'Garden'}}]` becomes `click [4711]` when the prompt's observation has the line
   `[4711] link 'Garden'`. Ids are DOM node ids that change from one page load to the next, so scripts that must work

@@ -1,0 +1,98 @@
+"""The side panel, as a user uses it: connection status, a task typed in, the run's steps live, the answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from harness import Stack
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from branchwise.agent.env import EnvConfig
+from branchwise.agent.greedy import GreedyAgent, GreedyConfig
+from branchwise.config import EXTENSION_ID
+from branchwise.demo.task import DEMO_TASK
+from branchwise.llm import LLMClient, LLMConfig
+from branchwise.models import ModelSetup, bundled_demo_script
+from branchwise.runs import RunManager
+from branchwise.sandbox import ShopQueries, ShopServer
+from branchwise.scripted_model import ScriptedModelServer
+
+pytestmark = pytest.mark.e2e
+PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
+
+
+@pytest.fixture
+def runs(stack: Stack) -> Iterator[ScriptedModelServer]:
+    """The backend accepts runs from the panel, answered by a scripted model over real HTTP."""
+    with ScriptedModelServer(bundled_demo_script()) as server:
+        async def attach() -> LLMClient:
+            client = LLMClient(LLMConfig(base_url=server.base_url, api_key="test", model="scripted"))
+            RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
+                       GreedyAgent(client, GreedyConfig(max_steps=10)), EnvConfig()).attach()
+            return client
+
+        client = stack.call(attach())
+        yield server
+        stack.call(client.aclose())
+        stack.session.hub.start_run_handler = None
+
+
+def text_of(driver: WebDriver, css: str) -> str:
+    found = driver.find_elements(By.CSS_SELECTOR, css)
+    return found[0].text if found else ""
+
+
+def test_panel_shows_the_connection(stack: Stack) -> None:
+    driver = stack.driver
+    driver.switch_to.new_window("tab")
+    driver.get(PANEL)
+    WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+    assert driver.find_element(By.ID, "start").is_enabled()
+
+
+def test_task_box_starts_a_run_on_the_current_tab_and_shows_it_live(stack: Stack, shop: ShopServer,
+                                                                    runs: ScriptedModelServer) -> None:
+    driver = stack.driver
+    driver.switch_to.new_window("tab")
+    driver.get(shop.base_url + "/")  # the user's tab: not handed over yet
+    driver.switch_to.new_window("tab")
+    driver.get(PANEL)
+    WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+    driver.find_element(By.ID, "task").send_keys(DEMO_TASK)
+    driver.find_element(By.ID, "start").click()
+
+    cheapest = ShopQueries(shop.config.db_path).cheapest_in_category("garden")
+    expected = f"${cheapest.price_cents / 100:.2f}"
+    WebDriverWait(driver, 60).until(lambda d: expected in text_of(d, ".run .answer"))
+    run = driver.find_element(By.CSS_SELECTOR, ".run")
+    assert DEMO_TASK in run.text
+    assert run.find_element(By.CSS_SELECTOR, ".badge.finished").text == "finished"
+    assert "scripted model" in run.text
+    steps = [li.find_element(By.CSS_SELECTOR, ".action").text for li in run.find_elements(By.CSS_SELECTOR, "li.step")]
+    assert [s.split(" ")[0] for s in steps] == ["click", "select_option", "click", "stop"]
+    assert driver.find_element(By.ID, "start").is_enabled(), "a new run can start once this one is over"
+
+    handed = stack.call(stack.session.browser.list_tabs())
+    assert any(t.url.startswith(shop.base_url + "/category/garden") for t in handed), "the user's tab was handed over"
+
+
+def test_panel_reports_a_refused_run(stack: Stack, shop: ShopServer) -> None:
+    async def refuse(_: object) -> str:
+        raise RuntimeError("No model is configured.")
+
+    stack.session.hub.start_run_handler = refuse
+    try:
+        driver = stack.driver
+        driver.switch_to.new_window("tab")
+        driver.get(shop.base_url + "/")
+        driver.switch_to.new_window("tab")
+        driver.get(PANEL)
+        WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+        driver.find_element(By.ID, "task").send_keys("anything")
+        driver.find_element(By.ID, "start").click()
+        WebDriverWait(driver, 15).until(lambda d: "No model is configured" in text_of(d, "#problem"))
+    finally:
+        stack.session.hub.start_run_handler = None
