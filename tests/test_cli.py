@@ -1,0 +1,52 @@
+"""The CLI's refusals are clear, and leave nothing half-started."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def branchwise(*args: str, tmp_path: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "BRANCHWISE_MODEL")}
+    env["XDG_DATA_HOME"] = str(tmp_path)
+    env.update(extra_env or {})
+    return subprocess.run([sys.executable, "-m", "branchwise.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_run_without_a_model_explains_how_to_configure_one(tmp_path: Path) -> None:
+    proc = branchwise("run", "a task", "--start-url", "http://127.0.0.1:1/", tmp_path=tmp_path)
+    assert proc.returncode == 2
+    assert "No model is configured" in proc.stderr and "OPENAI_BASE_URL" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_on_a_taken_port_says_so(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = branchwise("run", "a task", "--start-url", "http://127.0.0.1:1/", "--port", str(port),
+                          tmp_path=tmp_path, extra_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "branchwise serve" in proc.stderr
+
+
+def test_a_broken_script_file_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text('{"rules": [{"replyy": "typo"}]}')
+    proc = branchwise("run", "a task", "--start-url", "http://127.0.0.1:1/", "--script", str(script),
+                      tmp_path=tmp_path)
+    assert proc.returncode == 2 and f"cannot read the script {script}" in proc.stderr
+
+
+def test_run_waits_for_the_extension_and_gives_up_with_a_hint(tmp_path: Path) -> None:
+    proc = branchwise("run", "a task", "--start-url", "http://127.0.0.1:1/", "--port", "0", "--connect-timeout", "1",
+                      tmp_path=tmp_path, extra_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 2
+    assert "Waiting for the Branchwise extension" in proc.stdout
+    assert "no Branchwise extension connected within 1 s" in proc.stderr
+    assert (tmp_path / "branchwise" / "token").exists(), "the pairing token is created on first start"
