@@ -46,10 +46,10 @@ const emit = (event) => connection.send(event);
 
 watchRequests(emit);
 
-chrome.tabs.onCreated.addListener(async (tab) => {
-  if (await adoptIfOpenedByHanded(tab)) {
-    emit({ type: "tab_event", id: newId(), tab_id: tab.id, event: "created", url: tab.pendingUrl || tab.url || "",
-      opener_tab_id: tab.openerTabId });
+chrome.webNavigation.onCreatedNavigationTarget.addListener(async (details) => {
+  if (await adoptIfOpenedByHanded(details.sourceTabId, details.tabId)) {
+    emit({ type: "tab_event", id: newId(), tab_id: details.tabId, event: "created", url: details.url,
+      opener_tab_id: details.sourceTabId });
   }
 });
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .protocol import PROTOCOL_VERSION
+
 # The extension's id follows from the public `key` pinned in extension/manifest.json.
 EXTENSION_ID = "hbbmfjggpedpjmmnhcocjbfbdeeogeaa"
 DEFAULT_PORT = 8765
@@ -29,6 +31,8 @@ class ServerConfig(BaseModel):
     # The MV3 worker is killed ~30 s after the last data message; ping well inside that.
     keepalive_seconds: float = 15.0
     request_timeout_seconds: float = 30.0
+    # The version this backend speaks; only tests set another, to see how a mismatched extension is refused.
+    protocol_version: int = PROTOCOL_VERSION
 
     @property
     def extension_origin(self) -> str:

@@ -19,7 +19,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from . import __version__
 from .config import ServerConfig
 from .protocol import (
-    PROTOCOL_VERSION,
     DialogEvent,
     Envelope,
     Error,
@@ -191,18 +190,19 @@ class ExtensionLink:
             await self._reply_error(message.id, "invalid_message", f"send hello first, got {message.type}")
             await self.close(CLOSE_NO_HELLO, "first message must be hello")
             return False
-        if message.protocol_version != PROTOCOL_VERSION:
+        ours = self._config.protocol_version
+        if message.protocol_version != ours:
+            older = "the backend" if message.protocol_version > ours else "the extension"
             text = (
-                f"protocol version mismatch: the backend speaks version {PROTOCOL_VERSION}, the extension "
-                f"{message.protocol_version}. Update {'the backend' if message.protocol_version > PROTOCOL_VERSION else 'the extension'} "
-                "so both match."
+                f"protocol version mismatch: the backend speaks version {ours}, the extension "
+                f"{message.protocol_version}. Update {older} so both match."
             )
             log.error("refusing extension %s: %s", message.extension_version, text)
             await self._reply_error(message.id, "version_mismatch", text)
             await self.close(CLOSE_VERSION_MISMATCH, "protocol version mismatch")
             return False
         self.hello = message
-        await self.send(HelloOk(reply_to=message.id, backend_version=__version__))
+        await self.send(HelloOk(reply_to=message.id, backend_version=__version__, protocol_version=ours))
         self.ready.set()
         log.info("extension %s connected (protocol %d)", message.extension_version, message.protocol_version)
         return True

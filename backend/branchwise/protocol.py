@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .gcpause import cyclic_gc_paused
+
 PROTOCOL_VERSION = 1
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
@@ -379,7 +381,8 @@ incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(
 
 def parse_incoming(raw: str | bytes) -> FromExtension:
     """Validate one message from the extension; raises pydantic.ValidationError naming the bad field."""
-    return incoming_adapter.validate_json(raw)
+    with cyclic_gc_paused():
+        return incoming_adapter.validate_json(raw)
 
 
 def message_type(model: type[Envelope]) -> str:

@@ -132,14 +132,13 @@ export async function activateTab(tabId) {
   await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
 }
 
-// Tabs opened by a handed-over tab (target=_blank, window.open) belong to the agent too.
-export async function adoptIfOpenedByHanded(tab) {
+// A tab the page in a handed-over tab opened itself (target=_blank, window.open) belongs to the agent too. Chrome's
+// openerTabId is no evidence: a tab the user opens while a handed-over tab is active gets it as well.
+export async function adoptIfOpenedByHanded(sourceTabId, tabId) {
   await loadHanded();
-  if (tab.openerTabId !== undefined && handed.has(tab.openerTabId)) {
-    await handOver(tab.id);
-    return true;
-  }
-  return false;
+  if (!handed.has(sourceTabId)) return false;
+  await handOver(tabId);
+  return true;
 }
 
 export async function forgetClosed(tabId) {

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from branchwise.gcpause import cyclic_gc_paused
 from branchwise.observation.config import ObservationConfig
 from branchwise.observation.ids import assign_ids
 from branchwise.observation.locator import Locator, LocatorIndex, LocatorStep, build_index, find
@@ -73,19 +72,6 @@ def _locator_rows(nodes: list[KeptNode]) -> list[tuple[int, str, str, tuple[Loca
     return rows
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Everything process() builds is acyclic and freed by reference counting, but its ~100,000 allocations make the
-    cyclic collector rescan the (large) input again and again: measured, that doubles the run time on a big page."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def process(
     observation: Observation,
     config: ObservationConfig | None = None,
@@ -98,7 +84,7 @@ def process(
     """
     config = config or ObservationConfig()
     started = time.perf_counter()
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         view = _process(observation, config, sensitive)
     log.debug("observation of %s: %d AX nodes -> %d lines in %.1f ms", observation.url, view.node_count_raw,
               len(view.elements), (time.perf_counter() - started) * 1000)

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m branchwise.bench.observe` measures observation latency and size (see BENCHMARKS.md)."""

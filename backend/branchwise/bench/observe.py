@@ -1,0 +1,314 @@
+"""Observe benchmark: how long the agent waits for a page's text, and how big that text is.
+
+    python -m branchwise.bench.observe [--runs 10] [--sizes 1000 6500] [--json PATH]
+
+For each generated shop page it times, interleaved, (a) the agent's full path, BrowserEnv.observe(): extension capture,
+WebSocket transfer and validation, backend processing; and (b) a bare `Accessibility.getFullAXTree` sent by Selenium
+to the same Chromium, the floor any AX-tree based observation pays. It prints a table to stdout; no assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from ..agent.env import BrowserEnv, EnvView
+from ..browser import Browser
+from ..config import ServerConfig
+from ..launcher import ChromiumConfig
+from ..protocol import Observation
+from ..session import Session, open_session
+from .pages import serve, write_pages
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SIZES = (1000, 6500)
+# Same estimate the prompt builder uses (policy/prompts.py); no tokenizer is installed offline.
+CHARS_PER_TOKEN = 4
+TOKENIZER_LABEL = f"approximate: characters / {CHARS_PER_TOKEN}"
+
+
+class Stats(BaseModel):
+    """Milliseconds over the measured runs."""
+
+    median: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, samples_ms: Sequence[float]) -> Stats:
+        return cls(median=statistics.median(samples_ms), min=min(samples_ms), max=max(samples_ms))
+
+
+class PageResult(BaseModel):
+    target_elements: int
+    url: str
+    dom_elements: int
+    runs: int
+    full_ms: Stats
+    observe_ms: Stats
+    capture_ms: Stats
+    transfer_ms: Stats
+    process_ms: Stats
+    raw_ms: Stats
+    ratio_full_to_raw: float
+    raw_ax_nodes: int
+    # Compact UTF-8 JSON, as JSON.stringify writes it. The extension forwards these nodes untouched, so this is the size
+    # of its WebSocket frame (checked once against the received frame: within 0.1 %).
+    raw_ax_json_bytes: int
+    observed_ax_nodes: int
+    # The Observation after validation, re-serialized: the fields of each node the backend keeps.
+    validated_json_bytes: int
+    text_lines: int
+    text_chars: int
+    text_tokens: int
+    tokenizer: str
+
+
+class BenchReport(BaseModel):
+    chromium: str
+    cpus: int
+    python: str
+    runs: int
+    pages: list[PageResult]
+
+
+@dataclass(frozen=True)
+class FullSample:
+    full_ms: float
+    observe_ms: float
+    capture_ms: float
+    view: EnvView
+    observation: Observation
+
+    @property
+    def transfer_ms(self) -> float:
+        """Worker-side serialization, WebSocket, JSON parsing and pydantic validation."""
+        return self.observe_ms - self.capture_ms
+
+    @property
+    def process_ms(self) -> float:
+        """What BrowserEnv.observe adds once the observation arrived: process(), plus a negligible sensitive list."""
+        return self.full_ms - self.observe_ms
+
+
+class TimedBrowser(Browser):
+    """The session's browser, remembering the last observation and how long its request took.
+
+    Wrapping it lets the benchmark time BrowserEnv.observe() unmodified and still split the time into its parts.
+    """
+
+    def __init__(self, inner: Browser) -> None:
+        super().__init__(inner.hub, inner.config)
+        self.last_observation: Observation | None = None
+        self.last_observe_ms = 0.0
+
+    async def observe(self, tab_id: int) -> Observation:
+        started = time.perf_counter()
+        observation = await super().observe(tab_id)
+        self.last_observe_ms = (time.perf_counter() - started) * 1000
+        self.last_observation = observation
+        return observation
+
+
+async def full_path(env: BrowserEnv, browser: TimedBrowser) -> FullSample:
+    started = time.perf_counter()
+    view = await env.observe()
+    full_ms = (time.perf_counter() - started) * 1000
+    observation = browser.last_observation
+    if observation is None or view.page is None:
+        raise RuntimeError(f"no page observed at {view.url} (dialog: {view.dialog})")
+    return FullSample(full_ms, browser.last_observe_ms, observation.capture_ms, view, observation)
+
+
+def _raw_ax_tree(driver: webdriver.Chrome) -> tuple[float, dict[str, Any]]:
+    # Timed inside the worker thread so the hop from the event loop is not counted.
+    started = time.perf_counter()
+    result = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})
+    return (time.perf_counter() - started) * 1000, result
+
+
+async def raw_path(driver: webdriver.Chrome) -> tuple[float, dict[str, Any]]:
+    # Selenium blocks; a thread keeps the backend's event loop (and the extension's keepalive) running.
+    return await asyncio.to_thread(_raw_ax_tree, driver)
+
+
+def _open_selenium_tab(driver: webdriver.Chrome, url: str) -> int:
+    driver.switch_to.new_window("tab")
+    driver.get(url)
+    return int(driver.execute_script("return document.querySelectorAll('*').length"))
+
+
+def _close_selenium_tab(driver: webdriver.Chrome, home: str) -> None:
+    driver.close()
+    driver.switch_to.window(home)
+
+
+async def bench_page(session: Session, driver: webdriver.Chrome, target: int, url: str, runs: int) -> PageResult:
+    browser = TimedBrowser(session.browser)
+    tab = await browser.open_tab(url)
+    home = driver.current_window_handle
+    dom_elements = await asyncio.to_thread(_open_selenium_tab, driver, url)
+    try:
+        env = BrowserEnv(browser, tab.tab_id)
+        # One unrecorded run each: the first AX request builds Chromium's accessibility cache.
+        await full_path(env, browser)
+        await raw_path(driver)
+        fulls: list[FullSample] = []
+        raws: list[float] = []
+        raw_result: dict[str, Any] = {}
+        for i in range(runs):
+            # Alternate which path goes first so drift and noise on this 2-core machine hit both alike.
+            for which in (("full", "raw") if i % 2 == 0 else ("raw", "full")):
+                if which == "full":
+                    fulls.append(await full_path(env, browser))
+                else:
+                    raw_ms, raw_result = await raw_path(driver)
+                    raws.append(raw_ms)
+    finally:
+        await asyncio.to_thread(_close_selenium_tab, driver, home)
+        await session.browser.close_tab(tab.tab_id)
+    return summarize(target, url, dom_elements, fulls, raws, raw_result)
+
+
+def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample], raws: list[float],
+              raw_result: dict[str, Any]) -> PageResult:
+    last = fulls[-1]
+    text = last.view.text
+    full_ms = Stats.of([s.full_ms for s in fulls])
+    raw_ms = Stats.of(raws)
+    return PageResult(
+        target_elements=target,
+        url=url,
+        dom_elements=dom_elements,
+        runs=len(fulls),
+        full_ms=full_ms,
+        observe_ms=Stats.of([s.observe_ms for s in fulls]),
+        capture_ms=Stats.of([s.capture_ms for s in fulls]),
+        transfer_ms=Stats.of([s.transfer_ms for s in fulls]),
+        process_ms=Stats.of([s.process_ms for s in fulls]),
+        raw_ms=raw_ms,
+        ratio_full_to_raw=full_ms.median / raw_ms.median,
+        raw_ax_nodes=len(raw_result.get("nodes", [])),
+        raw_ax_json_bytes=len(json.dumps(raw_result, separators=(",", ":"), ensure_ascii=False).encode()),
+        observed_ax_nodes=last.view.raw_node_count,
+        validated_json_bytes=len(last.observation.model_dump_json(exclude_none=True).encode()),
+        text_lines=len(text.splitlines()),
+        text_chars=len(text),
+        text_tokens=len(text) // CHARS_PER_TOKEN,
+        tokenizer=TOKENIZER_LABEL,
+    )
+
+
+@contextlib.asynccontextmanager
+async def attached_driver(session: Session) -> AsyncIterator[webdriver.Chrome]:
+    """Selenium on the Chromium the session launched (attaching avoids chromedriver's launch hang, PLATFORM.md)."""
+    assert session.chromium is not None
+    options = webdriver.ChromeOptions()
+    options.debugger_address = session.chromium.debugger_address
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = await asyncio.to_thread(webdriver.Chrome, options=options, service=service)
+    try:
+        yield driver
+    finally:
+        await asyncio.to_thread(driver.quit)
+
+
+async def run_benchmark(sizes: Sequence[int], runs: int) -> BenchReport:
+    with tempfile.TemporaryDirectory(prefix="branchwise-bench-") as tmp:
+        root = Path(tmp)
+        (root / "site").mkdir()
+        names = write_pages(root / "site", list(sizes))
+        config = ServerConfig(port=0, data_dir=root / "data")
+        with serve(root / "site") as base_url:
+            async with open_session(config, ChromiumConfig(headless=True)) as session, \
+                    attached_driver(session) as driver:
+                chromium = str(driver.capabilities.get("browserVersion", "unknown"))
+                results = []
+                for target in sizes:
+                    log.info("benchmarking the ~%d-element page", target)
+                    results.append(await bench_page(session, driver, target, f"{base_url}/{names[target]}", runs))
+    return BenchReport(chromium=chromium, cpus=os.cpu_count() or 0, python=platform.python_version(), runs=runs,
+                       pages=results)
+
+
+def _timing(stats: Stats) -> str:
+    return f"{stats.median:,.0f} [{stats.min:,.0f}–{stats.max:,.0f}]"
+
+
+def format_report(report: BenchReport) -> str:
+    rows: list[tuple[str, list[str]]] = [
+        ("DOM elements (querySelectorAll)", [f"{p.dom_elements:,}" for p in report.pages]),
+        ("Full path, BrowserEnv.observe() ms", [_timing(p.full_ms) for p in report.pages]),
+        ("  extension capture (capture_ms)", [_timing(p.capture_ms) for p in report.pages]),
+        ("  transfer + validation", [_timing(p.transfer_ms) for p in report.pages]),
+        ("  backend process()", [_timing(p.process_ms) for p in report.pages]),
+        ("Raw getFullAXTree via Selenium ms", [_timing(p.raw_ms) for p in report.pages]),
+        ("Ratio full / raw (medians)", [f"{p.ratio_full_to_raw:.2f}x" for p in report.pages]),
+        ("Raw AX nodes (Selenium)", [f"{p.raw_ax_nodes:,}" for p in report.pages]),
+        ("AX nodes received by the backend", [f"{p.observed_ax_nodes:,}" for p in report.pages]),
+        ("Raw AX JSON bytes (= wire frame)", [f"{p.raw_ax_json_bytes:,}" for p in report.pages]),
+        ("Observation JSON after validation", [f"{p.validated_json_bytes:,}" for p in report.pages]),
+        ("Text lines", [f"{p.text_lines:,}" for p in report.pages]),
+        ("Text characters", [f"{p.text_chars:,}" for p in report.pages]),
+        ("Text tokens (approx., chars/4)", [f"{p.text_tokens:,}" for p in report.pages]),
+        ("Approx. tokens per raw AX node", [f"{p.text_tokens / max(p.raw_ax_nodes, 1):.2f}" for p in report.pages]),
+    ]
+    headers = [f"~{p.target_elements:,} elements" for p in report.pages]
+    label_width = max(len(label) for label, _ in rows)
+    widths = [max(len(h), *(len(values[i]) for _, values in rows)) for i, h in enumerate(headers)]
+    lines = [
+        f"Observe benchmark: Chromium {report.chromium}, {report.cpus} CPUs, Python {report.python}, "
+        f"{report.runs} interleaved runs per path; times in ms as median [min–max]",
+        "",
+        " " * label_width + "  " + "  ".join(h.rjust(w) for h, w in zip(headers, widths)),
+    ]
+    for label, values in rows:
+        lines.append(label.ljust(label_width) + "  " + "  ".join(v.rjust(w) for v, w in zip(values, widths)))
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m branchwise.bench.observe", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="measured runs per path and page (default 10)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
+                        help="target element counts of the generated pages (default 1000 6500)")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    report = asyncio.run(run_benchmark(args.sizes, args.runs))
+    sys.stdout.write(format_report(report))
+    if args.json is not None:
+        args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The observe benchmark runs end to end on the small page and reports sane numbers (no timing assertions)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from branchwise.bench.observe import BenchReport
+
+pytestmark = pytest.mark.e2e
+
+
+def test_observe_benchmark_reports_sane_numbers(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    # As a subprocess: the benchmark is a command-line program with its own event loop and browser.
+    done = subprocess.run(
+        [sys.executable, "-m", "branchwise.bench.observe", "--runs", "1", "--sizes", "1000", "--json", str(out)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Full path, BrowserEnv.observe()" in done.stdout and "Raw getFullAXTree" in done.stdout
+
+    report = BenchReport.model_validate_json(out.read_text())
+    assert report.runs == 1 and report.chromium != "unknown"
+    (page,) = report.pages
+    assert 900 <= page.dom_elements <= 1100
+    for stats in (page.full_ms, page.observe_ms, page.capture_ms, page.raw_ms):
+        assert 0 < stats.min <= stats.median <= stats.max
+    assert page.process_ms.median > 0 and page.ratio_full_to_raw > 0
+    # The extension sees the same page Selenium does.
+    assert page.raw_ax_nodes > page.dom_elements
+    assert abs(page.observed_ax_nodes - page.raw_ax_nodes) <= 0.05 * page.raw_ax_nodes
+    assert page.raw_ax_json_bytes > page.validated_json_bytes > page.text_chars
+    assert 0 < page.text_lines < page.raw_ax_nodes
+    assert page.text_tokens == page.text_chars // 4 > 0
+    # The point of processing: the text costs a few tokens per raw node, not the ~400 bytes each node weighs raw.
+    assert page.text_tokens < 5 * page.raw_ax_nodes
+    assert page.text_chars * 10 < page.raw_ax_json_bytes
