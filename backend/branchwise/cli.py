@@ -23,7 +23,7 @@ from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_mo
 from .protocol import StartRun
 from .runs import RunManager
 from .scripted_model import Script
-from .server import PortInUse
+from .serving import PortInUse
 from .session import Session, open_session
 
 log = logging.getLogger("branchwise")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,7 @@ from .config import ServerConfig
 from .link import ExtensionHub
 from .pairing import tokens_match
 from .protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
+from .serving import bind
 
 log = logging.getLogger(__name__)
 
@@ -134,10 +134,6 @@ def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:
     return app
 
 
-class PortInUse(OSError):
-    pass
-
-
 class BackendServer:
     """Runs the app on loopback inside the current event loop; `port` is known once started (port 0 picks one)."""
 
@@ -161,15 +157,7 @@ class BackendServer:
         self.port = config.port
 
     async def start(self) -> None:
-        # Bind here rather than in uvicorn, which exits the process when the port is taken.
-        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self.config.host, self.config.port))
-        except OSError as exc:
-            sock.close()
-            raise PortInUse(f"cannot listen on {self.config.host}:{self.config.port}: {exc.strerror}") from exc
+        sock = bind(self.config.host, self.config.port)
         self.port = sock.getsockname()[1]
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import threading
-import time
 from collections.abc import Iterable
 from types import TracebackType
 
-import uvicorn
-
+from ..serving import BackgroundServer
 from .app import ServerState, create_app
 from .config import ServerConfig
 from .engine import ScriptEngine
@@ -33,59 +30,27 @@ class ScriptedModelServer:
             log=RequestLog(),
             faults=FailureQueue(self._config.fail_statuses),
         )
-        self._socket: socket.socket | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._background = BackgroundServer(create_app(self._state), self._config.host, self._config.port,
+                                            "scripted-model", self._config.startup_timeout_s)
 
     # -- lifecycle ----------------------------------------------------------------------------------------------------
 
-    def _bind(self) -> socket.socket:
-        # Binding here, not inside uvicorn, lets port 0 resolve to a known free port before the thread starts.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self._config.host, self._config.port))
-        return sock
-
-    def _uvicorn(self) -> uvicorn.Server:
-        app = create_app(self._state)
-        return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
-
     def start(self) -> ScriptedModelServer:
         """Start serving and block until the server accepts requests."""
-        if self._thread is not None:
-            raise RuntimeError("scripted model server already started")
-        self._socket = self._bind()
-        self._server = self._uvicorn()
-        server, sock = self._server, self._socket
-        self._thread = threading.Thread(target=lambda: server.run(sockets=[sock]), name="scripted-model", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + self._config.startup_timeout_s
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"scripted model server failed to start on {self._config.host}")
-            time.sleep(0.01)
+        self._background.start()
         logger.info("scripted model listening at %s", self.base_url)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        if self._socket is not None:
-            self._socket.close()
-        self._server, self._thread, self._socket = None, None, None
+        self._background.stop()
 
     def serve_forever(self) -> None:
-        """Serve on the calling thread until interrupted (the command-line entry point)."""
-        self._socket = self._bind()
-        logger.info("scripted model listening at %s", self.base_url)
+        """Serve until interrupted (the command-line entry point)."""
+        self.start()
         try:
-            self._uvicorn().run(sockets=[self._socket])
+            threading.Event().wait()
         finally:
-            self._socket.close()
-            self._socket = None
+            self.stop()
 
     def __enter__(self) -> ScriptedModelServer:
         return self.start()
@@ -108,9 +73,7 @@ class ScriptedModelServer:
 
     @property
     def port(self) -> int:
-        if self._socket is None:
-            raise RuntimeError("scripted model server is not running")
-        return int(self._socket.getsockname()[1])
+        return self._background.port
 
     @property
     def base_url(self) -> str:
