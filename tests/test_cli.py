@@ -50,3 +50,28 @@ def test_run_waits_for_the_extension_and_gives_up_with_a_hint(tmp_path: Path) ->
     assert "Waiting for the Branchwise extension" in proc.stdout
     assert "no Branchwise extension connected within 1 s" in proc.stderr
     assert (tmp_path / "branchwise" / "token").exists(), "the pairing token is created on first start"
+
+
+def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "BRANCHWISE_MODEL")}
+    proc = subprocess.Popen([sys.executable, "-m", "branchwise.cli", "serve", "--port", "0", "--data-dir",
+                             str(tmp_path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = []
+        while not any(line.startswith("Press Ctrl-C") for line in lines):
+            line = proc.stdout.readline()
+            assert line, f"serve exited early: {lines} {proc.stderr.read() if proc.stderr else ''}"
+            lines.append(line.strip())
+        output = "\n".join(lines)
+        token = (tmp_path / "token").read_text().strip()
+        assert f"Pairing token: {token}" in output
+        assert "#backend=ws://127.0.0.1:" in output and f"&token={token}" in output
+        assert "No model is configured" in output, "runs are refused until a model is set, and serve says so"
+        port = int(output.split("ws://127.0.0.1:")[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert b'"service":"branchwise"' in conn.recv(4096)
+    finally:
+        proc.terminate()
+        proc.wait(10)

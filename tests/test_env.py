@@ -63,6 +63,8 @@ def test_element_actions_carry_the_elements_reference(shop: BrowserEnv) -> None:
     assert shop.command_for(Hover(link)) == HoverCmd(element=ref)
     assert shop.command_for(Type(box, "tent", press_enter=True)) == TypeCmd(
         element=shop.last.page.ref(box), text="tent", press_enter=True)
+    assert shop.command_for(SelectOption(box, ("Blue", "Red"))) == SelectCmd(
+        element=shop.last.page.ref(box), values=["Blue", "Red"])
     assert shop.command_for(Press("Control+a")) == PressCmd(keys="Control+a")
     assert shop.command_for(Scroll("down")) == ScrollCmd(direction="down")
     assert shop.command_for(Goto("http://x.test/")) == GotoCmd(url="http://x.test/")

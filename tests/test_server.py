@@ -130,7 +130,7 @@ def test_oversized_message_is_refused_politely_but_a_big_page_fits(tmp_path: Pat
             padding = "x" * 2_500_000
             await ws.send(json.dumps({"type": "ping", "id": "big", "pad": padding}))
             err = await receive_json(ws)
-            assert err["code"] == "too_large" and "2000000" in err["message"]
+            assert err["code"] == "too_large" and "2000000" in err["message"] and err["reply_to"] == "big"
             await ws.send(json.dumps({"type": "ping", "id": "p2"}))
             assert (await receive_json(ws))["reply_to"] == "p2"
             await ws.close()

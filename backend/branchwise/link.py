@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 R = TypeVar("R", bound=Envelope)
 
 HELLO_TIMEOUT_SECONDS = 10.0
+# Above this, an invalid message's id is looked for near its start instead of parsing the whole text again.
+PEEK_PARSE_LIMIT = 1_000_000
 CLOSE_VERSION_MISMATCH = 4001
 CLOSE_NO_HELLO = 4002
 CLOSE_REPLACED = 4003
@@ -88,8 +91,14 @@ def describe_validation_error(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+ID_NEAR_START = re.compile(r'"id"\s*:\s*"([^"\\]{1,64})"')
+
+
 def peek_id(raw: str) -> str | None:
-    """The `id` of a message that failed validation, so the error can still be correlated."""
+    """The `id` of a message that failed validation or is too large to parse, so the error can still be correlated."""
+    if len(raw) > PEEK_PARSE_LIMIT:
+        match = ID_NEAR_START.search(raw, 0, 4096)
+        return match.group(1) if match else None
     try:
         obj = json.loads(raw)
     except ValueError:
@@ -226,7 +235,7 @@ class ExtensionLink:
             if len(raw) > self._config.max_message_bytes:
                 log.warning("message of %d bytes refused (limit %d)", len(raw), self._config.max_message_bytes)
                 await self._reply_error(
-                    peek_id(raw[:200] + "}") if raw.startswith("{") else None,
+                    peek_id(raw),
                     "too_large",
                     f"message of {len(raw)} bytes exceeds the limit of {self._config.max_message_bytes} bytes",
                 )

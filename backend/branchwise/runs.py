@@ -8,7 +8,7 @@ import logging
 from .agent.env import BrowserEnv, EnvConfig
 from .agent.greedy import GreedyAgent
 from .agent.records import RunResult
-from .agent.reporting import Reporters, RunReporter, SidePanelReporter, TerminalReporter
+from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
 from .models import ModelSetup
 from .protocol import StartRun, StopRun, new_id
