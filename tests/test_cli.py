@@ -9,8 +9,12 @@ import sys
 from pathlib import Path
 
 
+def without_model_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "BRANCHWISE_MODEL")}
+
+
 def branchwise(*args: str, tmp_path: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "BRANCHWISE_MODEL")}
+    env = without_model_env()
     env["XDG_DATA_HOME"] = str(tmp_path)
     env.update(extra_env or {})
     return subprocess.run([sys.executable, "-m", "branchwise.cli", *args], env=env, capture_output=True, text=True,
@@ -53,7 +57,7 @@ def test_run_waits_for_the_extension_and_gives_up_with_a_hint(tmp_path: Path) ->
 
 
 def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "BRANCHWISE_MODEL")}
+    env = without_model_env()
     proc = subprocess.Popen([sys.executable, "-m", "branchwise.cli", "serve", "--port", "0", "--data-dir",
                              str(tmp_path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -71,7 +75,9 @@ def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path)
         port = int(output.split("ws://127.0.0.1:")[1].split("/")[0])
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
             conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            assert b'"service":"branchwise"' in conn.recv(4096)
+            # Headers and body may arrive in separate reads: read until the server closes.
+            response = b"".join(iter(lambda: conn.recv(4096), b""))
+            assert b'"service":"branchwise"' in response
     finally:
         proc.terminate()
         proc.wait(10)
