@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 from branchwise.config import ServerConfig
 from branchwise.launcher import ChromiumConfig
+from branchwise.selenium_attach import attach_selenium
 from branchwise.session import Session, open_session
 
 T = TypeVar("T")
@@ -57,10 +57,8 @@ def running_stack(data_dir: Path) -> Iterator[Stack]:
     session = loop.call(context.__aenter__())
     driver = None
     try:
-        options = webdriver.ChromeOptions()
         assert session.chromium is not None
-        options.debugger_address = session.chromium.debugger_address
-        driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+        driver = attach_selenium(session.chromium.debugger_address)
         yield Stack(loop, session, driver)
     finally:
         if driver is not None:

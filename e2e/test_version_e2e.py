@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 from harness import LoopThread
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -16,6 +14,7 @@ from branchwise.config import ServerConfig
 from branchwise.launcher import ChromiumConfig, launch_chromium
 from branchwise.link import ExtensionHub
 from branchwise.pairing import load_or_create_token
+from branchwise.selenium_attach import attach_selenium
 from branchwise.server import BackendServer
 
 pytestmark = pytest.mark.e2e
@@ -34,9 +33,7 @@ def test_version_mismatch_is_refused_with_a_message_on_both_sides(tmp_path: Path
     try:
         with caplog.at_level(logging.ERROR, logger="branchwise.link"):
             loop.call(chromium.pair(config.extension_id, server.port, token))
-            options = webdriver.ChromeOptions()
-            options.debugger_address = chromium.debugger_address
-            driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+            driver = attach_selenium(chromium.debugger_address)
             driver.get(f"chrome-extension://{config.extension_id}/options.html")
             WebDriverWait(driver, 20).until(lambda d: "mismatch" in d.find_element(By.ID, "status").text)
             status = driver.find_element(By.ID, "status")

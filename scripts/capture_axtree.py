@@ -19,15 +19,13 @@ Usage: .venv/bin/python scripts/capture_axtree.py [--out tests/fixtures/axtree] 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import gzip
 import json
 import logging
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -38,8 +36,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from websockets.sync.client import ClientConnection, connect
@@ -47,19 +43,14 @@ from websockets.sync.client import ClientConnection, connect
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "backend"))
 
+from branchwise.launcher import ChromiumConfig, launch_chromium  # noqa: E402
 from branchwise.protocol import AXNode, FrameTree, Observation, ScrollInfo, TabInfo  # noqa: E402
+from branchwise.selenium_attach import attach_selenium  # noqa: E402
 
 log = logging.getLogger("capture_axtree")
 
 PAGES_DIR = REPO / "tests" / "fixtures" / "pages"
 DEFAULT_OUT = REPO / "tests" / "fixtures" / "axtree"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,900",
-    "--remote-debugging-port=0",
-)
 PAGE_STATE_JS = """return {
   url: location.href, title: document.title,
   x: window.scrollX, y: window.scrollY, vw: window.innerWidth, vh: window.innerHeight,
@@ -242,36 +233,22 @@ def serve_pages() -> Iterator[Servers]:
 class Browser:
     driver: WebDriver
     devtools_port: int
-    process: subprocess.Popen[bytes]
-    profile: str
 
 
 @contextmanager
 def launch_browser() -> Iterator[Browser]:
-    profile = tempfile.mkdtemp(prefix="bw-capture-")
-    process = subprocess.Popen(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    """Chromium from the product's own launcher (the extension loads too, unpaired and idle), with Selenium attached."""
+    loop = asyncio.new_event_loop()
+    chromium = loop.run_until_complete(launch_chromium(ChromiumConfig(headless=True)))
     try:
-        port_file = Path(profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if time.monotonic() > deadline:
-                raise RuntimeError("Chromium did not write DevToolsActivePort")
-            time.sleep(0.1)
-        port = int(port_file.read_text().split()[0])
-        options = webdriver.ChromeOptions()
-        options.debugger_address = f"127.0.0.1:{port}"
-        driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+        driver = attach_selenium(chromium.debugger_address)
         try:
-            yield Browser(driver, port, process, profile)
+            yield Browser(driver, chromium.devtools_port)
         finally:
             driver.quit()
     finally:
-        process.terminate()
-        process.wait(timeout=10)
-        shutil.rmtree(profile, ignore_errors=True)
+        loop.run_until_complete(chromium.close())
+        loop.close()
 
 
 def current_target_id(driver: WebDriver) -> str:

@@ -95,9 +95,13 @@ async def cmd_run(args: argparse.Namespace) -> int:
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
             result = await execute_run(session, model, args.task, args.start_url, args.max_steps)
-    if args.json:
-        args.json.write_text(result.model_dump_json(indent=2))
-        say(f"Result written to {args.json}")
+    return finish(result, args.json)
+
+
+def finish(result: RunResult, json_path: Path | None) -> int:
+    if json_path is not None:
+        json_path.write_text(result.model_dump_json(indent=2))
+        say(f"Result written to {json_path}")
     return EXIT_OK if result.status == "finished" else EXIT_RUN_FAILED
 
 
@@ -149,9 +153,7 @@ async def cmd_demo(args: argparse.Namespace) -> int:
                                                args.max_steps)
         finally:
             await asyncio.to_thread(shop.stop)
-    if args.json:
-        args.json.write_text(result.model_dump_json(indent=2))
-    return EXIT_OK if result.status == "finished" else EXIT_RUN_FAILED
+    return finish(result, args.json)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

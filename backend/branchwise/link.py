@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
@@ -118,7 +117,6 @@ class ExtensionLink:
         self.ready = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self.hello: Hello | None = None
-        self.connected_at = time.time()
 
     @property
     def closed(self) -> bool:

@@ -50,10 +50,6 @@ class BackgroundServer:
             raise RuntimeError(f"{self.name} is not running; call start() first")
         return int(self._socket.getsockname()[1])
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
-
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError(f"{self.name} is already running")

@@ -2,7 +2,6 @@
 import { childSessions, currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
 import { pressCombo } from "./keys.js";
 import { CommandError } from "./protocol.js";
-import { waitForLoad } from "./tabs.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -238,7 +237,6 @@ async function settle(tabId) {
     if (tab.status === "complete") break;
     await sleep(50);
   }
-  if (!currentDialog(tabId)) await waitForLoad(tabId, 100).catch(() => {});
 }
 
 export async function act(tabId, action) {

@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import platform
-import shutil
 import statistics
 import sys
 import tempfile
@@ -28,13 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 from ..agent.env import BrowserEnv, EnvView
 from ..browser import Browser
 from ..config import ServerConfig
 from ..launcher import ChromiumConfig
 from ..protocol import Observation
+from ..selenium_attach import attach_selenium
 from ..session import Session, open_session
 from .pages import serve, write_pages
 
@@ -222,10 +221,7 @@ def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample],
 async def attached_driver(session: Session) -> AsyncIterator[webdriver.Chrome]:
     """Selenium on the Chromium the session launched (attaching avoids chromedriver's launch hang, PLATFORM.md)."""
     assert session.chromium is not None
-    options = webdriver.ChromeOptions()
-    options.debugger_address = session.chromium.debugger_address
-    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    driver = await asyncio.to_thread(webdriver.Chrome, options=options, service=service)
+    driver = await asyncio.to_thread(attach_selenium, session.chromium.debugger_address)
     try:
         yield driver
     finally:
