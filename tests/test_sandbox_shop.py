@@ -155,7 +155,8 @@ def test_pages_are_semantic_and_every_control_is_labelled(shop: Shop) -> None:
     tshirt = shop.queries.product_by_name(landmarks.TSHIRT)
     browser = shop.browser()
     browser.add_to_cart(tshirt)
-    for path in ("/", "/search?q=lamp", "/category/books", f"/product/{tshirt.id}", "/cart", "/checkout", "/login"):
+    for path in ("/", "/search?q=lamp", "/category/books", f"/product/{tshirt.id}", "/cart", "/checkout", "/login",
+                 "/deals"):
         page = browser.get(path)
         assert page.status == 200, path
         doc = page.doc
@@ -178,7 +179,7 @@ def test_get_requests_never_change_the_database(shop: Shop) -> None:
     browser = shop.browser()
     before = fingerprint(shop.db_path)
     for path in ("/", "/search?q=mug", "/category/garden?sort=rating&page=2", f"/product/{product.id}", "/cart",
-                 "/checkout", "/orders", "/account", "/login", "/no-such-page"):
+                 "/checkout", "/orders", "/account", "/login", "/deals", "/no-such-page"):
         browser.get(path)
     assert fingerprint(shop.db_path) == before
     assert not list(browser.jar), "browsing alone must not start a session"

@@ -10,12 +10,14 @@ Every state change is a POST form; GET pages never change state.
 from .accounts import SESSION_COOKIE
 from .app import create_app
 from .config import DEFAULT_SEED, ShopConfig
+from .deals import DEALS_PATH
 from .demo_users import DEMO_USER, OTHER_USER, DemoAccount
 from .queries import ShopQueries
 from .seeding import create_shop_database
 from .server import ShopServer
 
 __all__ = [
+    "DEALS_PATH",
     "DEFAULT_SEED",
     "DEMO_USER",
     "OTHER_USER",

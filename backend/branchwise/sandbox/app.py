@@ -12,7 +12,7 @@ from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import database, routes_account, routes_cart, routes_catalog, routes_checkout
+from . import database, routes_account, routes_cart, routes_catalog, routes_checkout, routes_deals
 from .accounts import SESSION_COOKIE
 from .config import ShopConfig
 from .context import ShopContext
@@ -34,7 +34,7 @@ def create_app(config: ShopConfig, clock: Callable[[], datetime] = datetime.now)
 
     app = FastAPI(title=config.store_name, docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for module in (routes_catalog, routes_cart, routes_checkout, routes_account):
+    for module in (routes_catalog, routes_deals, routes_cart, routes_checkout, routes_account):
         app.include_router(module.build_router(ctx))
 
     @app.get("/healthz", response_class=PlainTextResponse)

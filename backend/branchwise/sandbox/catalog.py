@@ -119,6 +119,20 @@ class Catalog:
         products = self._hydrate(rows.fetchall())
         return products[0] if products else None
 
+    def products(self, product_ids: Sequence[int]) -> tuple[Product, ...]:
+        """The products with these ids, in the order given; unknown ids are left out."""
+        if not product_ids:
+            return ()
+        placeholders = ",".join("?" for _ in product_ids)
+        rows = self._conn.execute(f"SELECT {_PRODUCT_COLUMNS} {_PRODUCT_FROM} WHERE p.id IN ({placeholders})",
+                                  list(product_ids))
+        by_id = {product.id: product for product in self._hydrate(rows.fetchall())}
+        return tuple(by_id[pid] for pid in product_ids if pid in by_id)
+
+    def stock_levels(self) -> dict[int, int]:
+        """Stock of every product, by id."""
+        return {row["id"]: row["stock"] for row in self._conn.execute("SELECT id, stock FROM products ORDER BY id")}
+
     def category_page(self, slug: str, sort: SortOrder, page: int, page_size: int) -> ProductPage:
         return self._page("c.slug = ?", [slug], _ORDER_BY[sort], page, page_size)
 
