@@ -1,0 +1,32 @@
+"""The run store: tree-search runs kept in SQLite in the data dir, for `branchwise runs` and `branchwise show`."""
+
+from .records import (
+    BacktrackRecord,
+    ClassificationRecord,
+    NodeRecord,
+    RunRecord,
+    RunSummary,
+    StoredRun,
+    UsageRecord,
+    ValueRecord,
+)
+from .render import format_node, format_run, format_runs
+from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BacktrackRecord",
+    "ClassificationRecord",
+    "NodeRecord",
+    "RunNotFound",
+    "RunRecord",
+    "RunStore",
+    "RunSummary",
+    "StoredRun",
+    "UsageRecord",
+    "ValueRecord",
+    "default_store_path",
+    "format_node",
+    "format_run",
+    "format_runs",
+]

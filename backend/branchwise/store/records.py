@@ -1,0 +1,142 @@
+"""The run store's own record types.
+
+They mirror what the planner learns (tree.Node, Classification, values, backtracks, usage) but stay independent of
+its in-memory classes, so the on-disk format does not change whenever the planner does, and `branchwise show` can
+read old runs without importing the planner.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
+FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
+NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
+ActionClassName = Literal["safe", "destructive", "terminating"]
+Decision = Literal["approved", "denied", "not_asked"]
+ValueKind = Literal["value", "reward"]
+BacktrackMode = Literal["speculative", "naive"]
+BacktrackOutcome = Literal["committed", "aborted", "failed"]
+Role = Literal["policy", "value", "reward"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Record(BaseModel):
+    # Frozen: a record is a snapshot of what was written; change it with model_copy(update=...).
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunRecord(_Record):
+    run_id: str
+    task: str
+    strategy: str = ""
+    backtrack_mode: str = ""
+    model: str = ""
+    start_url: str = ""
+    started_at: datetime = Field(default_factory=utc_now)
+    status: RunStatus = "running"
+    answer: str = ""
+    reason: str = ""
+    finished_at: datetime | None = None
+
+
+class NodeRecord(_Record):
+    """One search-tree node; rewritten (upserted) as search learns its value, checkpoint and status."""
+
+    run_id: str
+    node_id: int
+    parent_id: int | None = None
+    depth: int = 0
+    url: str = ""
+    title: str = ""
+    action_text: str = ""
+    action_class: ActionClassName | None = None
+    thought: str = ""
+    reward: float | None = None
+    value: float | None = None
+    checkpoint: bool | None = None
+    status: NodeStatus = "open"
+    answer: str | None = None
+    # What the page showed (already redacted upstream); loaded by load_run only, never by list_runs.
+    observation_text: str = ""
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class ClassificationRecord(_Record):
+    """How an action was classified at node_id (the page it would run on) and what the user decided."""
+
+    run_id: str
+    node_id: int
+    action_text: str
+    action_class: ActionClassName
+    reasons: list[str] = []
+    decision: Decision | None = None
+    decided_by: str | None = None
+
+
+class ValueRecord(_Record):
+    """One value (state) or reward (action) estimate of a node, with the samples it was aggregated from."""
+
+    run_id: str
+    node_id: int
+    kind: ValueKind
+    score: float
+    method: str = ""
+    samples: list[float] = []
+
+
+class BacktrackRecord(_Record):
+    run_id: str
+    source: int
+    target: int
+    mode: BacktrackMode
+    outcome: BacktrackOutcome
+    reason: str = ""
+    replayed_actions: int = 0
+    env_actions: int = 0
+    wall_ms: float = 0.0
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class UsageRecord(_Record):
+    """Running totals of one model role in one run; set_usage replaces the previous totals."""
+
+    run_id: str
+    role: Role
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
+
+class StoredRun(_Record):
+    """Everything recorded about one run, as load_run returns it (nodes by id, the rest in write order)."""
+
+    run: RunRecord
+    nodes: list[NodeRecord] = []
+    classifications: list[ClassificationRecord] = []
+    values: list[ValueRecord] = []
+    backtracks: list[BacktrackRecord] = []
+    usage: list[UsageRecord] = []
+    trajectory: list[int] = []
+
+
+class RunSummary(_Record):
+    """One line of `branchwise runs`: counts only, so listing never reads observations."""
+
+    run_id: str
+    task: str
+    strategy: str
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime | None = None
+    nodes: int = 0
+    backtracks_committed: int = 0
+    backtracks_aborted: int = 0
+    answer: str = ""

@@ -1,0 +1,144 @@
+"""Plain-text views of stored runs for `branchwise runs` and `branchwise show`: no colour, so they pipe and assert."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from .records import ClassificationRecord, NodeRecord, RunSummary, StoredRun, UsageRecord
+
+TRAJECTORY_MARK = "★"
+
+
+def _clip(text: str | None, width: int) -> str:
+    """One line of at most width characters (whitespace collapsed), with an ellipsis when cut."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def _when(moment: datetime | None) -> str:
+    return "" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    return ["  ".join(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+                      for i, cell in enumerate(row)).rstrip() for row in (header, *rows)]
+
+
+def format_runs(summaries: Sequence[RunSummary]) -> str:
+    """The `branchwise runs` table, newest first as given."""
+    if not summaries:
+        return "No runs recorded yet."
+    rows = [(s.run_id, _when(s.started_at), s.strategy or "-", s.status, str(s.nodes),
+             f"{s.backtracks_committed}/{s.backtracks_aborted}", _clip(s.task, 48), _clip(s.answer, 32))
+            for s in summaries]
+    header = ("ID", "STARTED", "STRATEGY", "STATUS", "NODES", "BT C/A", "TASK", "ANSWER")
+    return "\n".join(_table(header, rows, right=frozenset({4, 5})))
+
+
+def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
+    if not usage:
+        return ["Usage: none recorded"]
+    rows = [(u.role, str(u.calls), str(u.prompt_tokens), str(u.completion_tokens), str(u.retries)) for u in usage]
+    rows.append(("total", str(sum(u.calls for u in usage)), str(sum(u.prompt_tokens for u in usage)),
+                 str(sum(u.completion_tokens for u in usage)), str(sum(u.retries for u in usage))))
+    header = ("role", "calls", "prompt", "completion", "retries")
+    return ["Usage:", *("  " + line for line in _table(header, rows, right=frozenset({1, 2, 3, 4})))]
+
+
+def format_node(node: NodeRecord) -> str:
+    """`#id action  [class] r=.. v=.. ✓checkpoint status`; the root shows where the run started instead."""
+    action = _clip(node.action_text, 100) or (f"(start) {node.url}" if node.parent_id is None else "(no action)")
+    meta: list[str] = []
+    if node.action_class is not None:
+        meta.append(f"[{node.action_class}]")
+    if node.reward is not None:
+        meta.append(f"r={node.reward:.2f}")
+    if node.value is not None:
+        meta.append(f"v={node.value:.2f}")
+    if node.checkpoint:
+        meta.append("✓checkpoint")
+    meta.append(node.status)
+    if node.answer is not None:
+        meta.append(f'answer="{_clip(node.answer, 60)}"')
+    return f"#{node.node_id} {action}  {' '.join(meta)}"
+
+
+def _tree_lines(nodes: Sequence[NodeRecord], trajectory: Sequence[int]) -> list[str]:
+    by_id = {n.node_id: n for n in nodes}
+    children: dict[int, list[int]] = {n.node_id: [] for n in nodes}
+    # A node whose parent was never written (a crash between writes) is drawn as a root rather than dropped.
+    roots = [n.node_id for n in nodes if n.parent_id is None or n.parent_id not in by_id]
+    for n in nodes:
+        if n.parent_id is not None and n.parent_id in by_id:
+            children[n.parent_id].append(n.node_id)
+    chosen = set(trajectory)
+    lines: list[str] = []
+    # (node id, prefix for its own line, prefix for its children's lines); iterative so deep trees cannot overflow.
+    stack: list[tuple[int, str, str]] = [(r, "", "") for r in reversed(sorted(roots))]
+    while stack:
+        node_id, own, below = stack.pop()
+        mark = f"{TRAJECTORY_MARK} " if node_id in chosen else ""
+        lines.append(f"{own}{mark}{format_node(by_id[node_id])}")
+        kids = sorted(children[node_id])
+        for i in reversed(range(len(kids))):
+            last = i == len(kids) - 1
+            stack.append((kids[i], below + ("└── " if last else "├── "), below + ("    " if last else "│   ")))
+    return lines
+
+
+def _decision(c: ClassificationRecord) -> str:
+    if c.decision is None:
+        return "undecided"
+    text = c.decision.replace("_", " ")
+    return f"{text} by {c.decided_by}" if c.decided_by else text
+
+
+def format_run(stored: StoredRun) -> str:
+    """`branchwise show`: header, usage, the tree with the trajectory marked, the trajectory, backtracks, and the
+    destructive actions with why they were flagged and what was decided."""
+    run = stored.run
+    lines = [f"Run {run.run_id}: {run.status}", f"Task:      {run.task}"]
+    strategy = run.strategy or "-"
+    if run.backtrack_mode:
+        strategy += f" (backtracking: {run.backtrack_mode})"
+    lines.append(f"Strategy:  {strategy}")
+    if run.model:
+        lines.append(f"Model:     {run.model}")
+    if run.start_url:
+        lines.append(f"Start URL: {run.start_url}")
+    started = f"Started:   {_when(run.started_at)}"
+    if run.finished_at is not None:
+        took = (run.finished_at - run.started_at).total_seconds()
+        started += f", finished {_when(run.finished_at)} (took {took:.1f} s)"
+    lines.append(started)
+    if run.answer:
+        lines.append(f"Answer:    {run.answer}")
+    if run.reason:
+        lines.append(f"Reason:    {run.reason}")
+
+    lines += ["", *_usage_lines(stored.usage), ""]
+    lines.append(f"Tree ({len(stored.nodes)} nodes, {TRAJECTORY_MARK} = chosen trajectory):")
+    lines += _tree_lines(stored.nodes, stored.trajectory) or ["  (no nodes recorded)"]
+
+    by_id = {n.node_id: n for n in stored.nodes}
+    steps = [by_id[i] for i in stored.trajectory if i in by_id and by_id[i].action_text]
+    lines.append("")
+    lines.append("Chosen trajectory:" if steps else "Chosen trajectory: none")
+    lines += [f"  {i}. #{n.node_id} {_clip(n.action_text, 100)}" for i, n in enumerate(steps, 1)]
+
+    lines.append("")
+    lines.append("Backtracks:" if stored.backtracks else "Backtracks: none")
+    for b in stored.backtracks:
+        line = (f"  #{b.source} -> #{b.target}  {b.mode} {b.outcome}  replayed={b.replayed_actions} "
+                f"env_actions={b.env_actions} wall_ms={b.wall_ms:.0f}")
+        lines.append(f"{line}  {_clip(b.reason, 100)}" if b.reason else line)
+
+    destructive = [c for c in stored.classifications if c.action_class == "destructive"]
+    lines.append("")
+    lines.append("Destructive actions:" if destructive else "Destructive actions: none")
+    for c in destructive:
+        lines.append(f"  #{c.node_id} {_clip(c.action_text, 100)}: {_decision(c)}")
+        lines += [f"    - {_clip(reason, 110)}" for reason in c.reasons]
+    return "\n".join(lines)

@@ -1,0 +1,406 @@
+"""RunStore: the planner's runs in one SQLite file, so `branchwise runs`/`show` work after the backend has exited.
+
+Every write is its own committed transaction (autocommit, WAL, synchronous=FULL): a crash or kill of the backend
+loses nothing already handed to the store. One connection is shared by all threads behind a lock; asyncio callers
+use `asyncio.to_thread`, so a slow disk never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, get_args
+
+from .records import (
+    BacktrackRecord,
+    ClassificationRecord,
+    FinalStatus,
+    NodeRecord,
+    Role,
+    RunRecord,
+    RunSummary,
+    StoredRun,
+    UsageRecord,
+    ValueRecord,
+    utc_now,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+STORE_FILENAME = "runs.sqlite3"
+
+# Version n's statements bring a store at version n-1 up to n; a new version appends a tuple (never edit old ones).
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE IF NOT EXISTS runs (
+            run_id TEXT PRIMARY KEY,
+            task TEXT NOT NULL,
+            strategy TEXT NOT NULL DEFAULT '',
+            backtrack_mode TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            start_url TEXT NOT NULL DEFAULT '',
+            started_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            answer TEXT NOT NULL DEFAULT '',
+            reason TEXT NOT NULL DEFAULT '',
+            finished_at TEXT,
+            owner_pid INTEGER
+        )""",
+        "CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at)",
+        """CREATE TABLE IF NOT EXISTS nodes (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            node_id INTEGER NOT NULL,
+            parent_id INTEGER,
+            depth INTEGER NOT NULL,
+            url TEXT NOT NULL,
+            title TEXT NOT NULL,
+            action_text TEXT NOT NULL,
+            action_class TEXT,
+            thought TEXT NOT NULL,
+            reward REAL,
+            value REAL,
+            checkpoint INTEGER,
+            status TEXT NOT NULL,
+            answer TEXT,
+            observation_text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, node_id)
+        )""",
+        """CREATE TABLE IF NOT EXISTS classifications (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            node_id INTEGER NOT NULL,
+            action_text TEXT NOT NULL,
+            action_class TEXT NOT NULL,
+            reasons TEXT NOT NULL,
+            decision TEXT,
+            decided_by TEXT
+        )""",
+        "CREATE INDEX IF NOT EXISTS classifications_run ON classifications (run_id)",
+        """CREATE TABLE IF NOT EXISTS node_values (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            node_id INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            score REAL NOT NULL,
+            method TEXT NOT NULL,
+            samples TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS node_values_run ON node_values (run_id)",
+        """CREATE TABLE IF NOT EXISTS backtracks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            source INTEGER NOT NULL,
+            target INTEGER NOT NULL,
+            mode TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            replayed_actions INTEGER NOT NULL,
+            env_actions INTEGER NOT NULL,
+            wall_ms REAL NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS backtracks_run ON backtracks (run_id)",
+        """CREATE TABLE IF NOT EXISTS usage (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            retries INTEGER NOT NULL,
+            PRIMARY KEY (run_id, role)
+        )""",
+        """CREATE TABLE IF NOT EXISTS trajectory (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            node_id INTEGER NOT NULL,
+            PRIMARY KEY (run_id, position)
+        )""",
+    ),
+)
+
+_ROLES: tuple[str, ...] = get_args(Role)
+
+
+class RunNotFound(KeyError):
+    """No run, or more than one, matches the id or prefix the user typed."""
+
+    def __str__(self) -> str:
+        # KeyError's str() repr-quotes its argument; show the message as written.
+        return str(self.args[0]) if self.args else "run not found"
+
+
+def default_store_path(data_dir: Path) -> Path:
+    return Path(data_dir) / STORE_FILENAME
+
+
+def _ts(value: datetime) -> str:
+    """UTC with fixed microseconds, so text order is time order (naive datetimes are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _dt(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _dt_or_none(value: str | None) -> datetime | None:
+    return None if value is None else _dt(value)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":  # signal 0 is CTRL_C_EVENT on Windows; never send it. Treat other processes as gone.
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class RunStore:
+    """Runs, nodes, classifications, values, backtracks, usage and trajectories of the tree-search planner."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        # Autocommit (isolation_level=None): each statement commits at once; multi-statement writes use _transaction.
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10.0)
+        self._conn.row_factory = sqlite3.Row
+        with self._lock:
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._migrate()
+
+    @classmethod
+    def open(cls, path: Path | str) -> Self:
+        return cls(path)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"run store {self.path} has schema version {version}; this branchwise knows "
+                               f"{SCHEMA_VERSION}. Upgrade branchwise or use another data dir.")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self._transaction():
+                for statement in _MIGRATIONS[target - 1]:
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {target}")
+            log.info("run store %s migrated to schema version %d", self.path or ":memory:", target)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Several statements that must land together (callers hold the lock)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def _write(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> int:
+        with self._lock:
+            return self._conn.execute(sql, params).rowcount
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _resolve(self, run_id_or_prefix: str) -> str:
+        """The one run id that equals or starts with the text given (callers hold the lock)."""
+        text = run_id_or_prefix.strip()
+        if not text:
+            raise RunNotFound("no run id given")
+        if self._conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (text,)).fetchone():
+            return text
+        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._conn.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' "
+                                  "ORDER BY started_at DESC, run_id LIMIT 6", (pattern,)).fetchall()
+        if not rows:
+            raise RunNotFound(f"no run matches {text!r}; `branchwise runs` lists the recorded runs")
+        if len(rows) > 1:
+            shown = ", ".join(r["run_id"] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+            raise RunNotFound(f"{text!r} matches several runs ({shown}); type more of the id")
+        return str(rows[0]["run_id"])
+
+    # -- writes ------------------------------------------------------------------------------------------------
+
+    def start_run(self, run: RunRecord) -> None:
+        """Record a new run; the owning process id lets mark_interrupted tell live runs from dead ones."""
+        try:
+            self._write(
+                "INSERT INTO runs (run_id, task, strategy, backtrack_mode, model, start_url, started_at, status, "
+                "answer, reason, finished_at, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.run_id, run.task, run.strategy, run.backtrack_mode, run.model, run.start_url,
+                 _ts(run.started_at), run.status, run.answer, run.reason,
+                 _ts(run.finished_at) if run.finished_at else None, os.getpid()))
+        except sqlite3.IntegrityError as e:
+            raise ValueError(f"run {run.run_id} is already recorded") from e
+
+    def finish_run(self, run_id: str, status: FinalStatus, answer: str = "", reason: str = "",
+                   finished_at: datetime | None = None) -> None:
+        if status not in get_args(FinalStatus):  # a runtime guard: callers may pass plain strings
+            raise ValueError(f"finish_run needs one of {get_args(FinalStatus)}, not {status!r}")
+        changed = self._write("UPDATE runs SET status = ?, answer = ?, reason = ?, finished_at = ? WHERE run_id = ?",
+                              (status, answer, reason, _ts(finished_at or utc_now()), run_id))
+        if not changed:
+            raise RunNotFound(f"no run {run_id!r} to finish")
+
+    def upsert_node(self, node: NodeRecord) -> None:
+        """Insert or update a node; created_at keeps its first value and an empty observation keeps the stored one,
+        so value/checkpoint/status updates need not resend the page text."""
+        self._write(
+            """INSERT INTO nodes (run_id, node_id, parent_id, depth, url, title, action_text, action_class, thought,
+                   reward, value, checkpoint, status, answer, observation_text, created_at)
+               VALUES (:run_id, :node_id, :parent_id, :depth, :url, :title, :action_text, :action_class, :thought,
+                   :reward, :value, :checkpoint, :status, :answer, :observation_text, :created_at)
+               ON CONFLICT (run_id, node_id) DO UPDATE SET
+                   parent_id = excluded.parent_id, depth = excluded.depth, url = excluded.url,
+                   title = excluded.title, action_text = excluded.action_text, action_class = excluded.action_class,
+                   thought = excluded.thought, reward = excluded.reward, value = excluded.value,
+                   checkpoint = excluded.checkpoint, status = excluded.status, answer = excluded.answer,
+                   observation_text = CASE WHEN excluded.observation_text = '' THEN nodes.observation_text
+                                           ELSE excluded.observation_text END""",
+            {**node.model_dump(exclude={"created_at", "checkpoint"}), "created_at": _ts(node.created_at),
+             "checkpoint": None if node.checkpoint is None else int(node.checkpoint)})
+
+    def add_classification(self, record: ClassificationRecord) -> None:
+        self._write("INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons, decision, "
+                    "decided_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (record.run_id, record.node_id, record.action_text, record.action_class,
+                     json.dumps(record.reasons), record.decision, record.decided_by))
+
+    def add_value(self, record: ValueRecord) -> None:
+        self._write("INSERT INTO node_values (run_id, node_id, kind, score, method, samples) VALUES (?, ?, ?, ?, ?, ?)",
+                    (record.run_id, record.node_id, record.kind, record.score, record.method,
+                     json.dumps(record.samples)))
+
+    def add_backtrack(self, record: BacktrackRecord) -> None:
+        self._write("INSERT INTO backtracks (run_id, source, target, mode, outcome, reason, replayed_actions, "
+                    "env_actions, wall_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (record.run_id, record.source, record.target, record.mode, record.outcome, record.reason,
+                     record.replayed_actions, record.env_actions, record.wall_ms, _ts(record.created_at)))
+
+    def set_usage(self, record: UsageRecord) -> None:
+        """Replace the role's totals (callers hand over running totals, not increments)."""
+        self._write("INSERT INTO usage (run_id, role, calls, prompt_tokens, completion_tokens, retries) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, role) DO UPDATE SET calls = excluded.calls, "
+                    "prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, "
+                    "retries = excluded.retries",
+                    (record.run_id, record.role, record.calls, record.prompt_tokens, record.completion_tokens,
+                     record.retries))
+
+    def set_trajectory(self, run_id: str, node_ids: Sequence[int]) -> None:
+        """Replace the chosen trajectory in one transaction, so a reader never sees half of it."""
+        with self._lock, self._transaction():
+            self._conn.execute("DELETE FROM trajectory WHERE run_id = ?", (run_id,))
+            self._conn.executemany("INSERT INTO trajectory (run_id, position, node_id) VALUES (?, ?, ?)",
+                                   [(run_id, i, node_id) for i, node_id in enumerate(node_ids)])
+
+    def mark_interrupted(self) -> int:
+        """Runs left 'running' by a process that no longer exists become 'interrupted'; returns how many.
+
+        Runs of live processes (another `branchwise` sharing the data dir, or this one) are left alone.
+        """
+        rows = self._read("SELECT run_id, owner_pid FROM runs WHERE status = 'running'")
+        dead = [r["run_id"] for r in rows if r["owner_pid"] is None or not _pid_alive(int(r["owner_pid"]))]
+        if not dead:
+            return 0
+        now = _ts(utc_now())
+        with self._lock, self._transaction():
+            for run_id in dead:
+                self._conn.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = CASE WHEN reason = '' "
+                    "THEN 'the backend stopped before the run finished' ELSE reason END "
+                    "WHERE run_id = ? AND status = 'running'", (now, run_id))
+        log.info("marked %d unfinished run(s) as interrupted: %s", len(dead), ", ".join(dead))
+        return len(dead)
+
+    # -- reads -------------------------------------------------------------------------------------------------
+
+    def list_runs(self, limit: int = 50) -> list[RunSummary]:
+        """Newest first, with counts; never reads observation text."""
+        rows = self._read(
+            """SELECT r.run_id, r.task, r.strategy, r.status, r.started_at, r.finished_at, r.answer,
+                   (SELECT COUNT(*) FROM nodes n WHERE n.run_id = r.run_id) AS node_count,
+                   (SELECT COUNT(*) FROM backtracks b WHERE b.run_id = r.run_id AND b.outcome = 'committed')
+                       AS committed,
+                   (SELECT COUNT(*) FROM backtracks b WHERE b.run_id = r.run_id AND b.outcome = 'aborted')
+                       AS aborted
+               FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?""", (limit,))
+        return [RunSummary(run_id=r["run_id"], task=r["task"], strategy=r["strategy"], status=r["status"],
+                           started_at=_dt(r["started_at"]), finished_at=_dt_or_none(r["finished_at"]),
+                           nodes=r["node_count"], backtracks_committed=r["committed"],
+                           backtracks_aborted=r["aborted"], answer=r["answer"]) for r in rows]
+
+    def load_run(self, run_id_or_prefix: str) -> StoredRun:
+        """Everything about one run, by full id or unique prefix; RunNotFound if none or several match."""
+        with self._lock:
+            self._conn.execute("BEGIN")  # one snapshot even while another process writes
+            try:
+                run_id = self._resolve(run_id_or_prefix)
+                return self._load(run_id)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def _load(self, run_id: str) -> StoredRun:
+        def rows(sql: str) -> list[sqlite3.Row]:
+            return self._conn.execute(sql, (run_id,)).fetchall()
+
+        r = rows("SELECT * FROM runs WHERE run_id = ?")[0]
+        run = RunRecord(run_id=r["run_id"], task=r["task"], strategy=r["strategy"],
+                        backtrack_mode=r["backtrack_mode"], model=r["model"], start_url=r["start_url"],
+                        started_at=_dt(r["started_at"]), status=r["status"], answer=r["answer"],
+                        reason=r["reason"], finished_at=_dt_or_none(r["finished_at"]))
+        nodes = [NodeRecord(**{**dict(n), "checkpoint": None if n["checkpoint"] is None else bool(n["checkpoint"]),
+                               "created_at": _dt(n["created_at"])})
+                 for n in rows("SELECT * FROM nodes WHERE run_id = ? ORDER BY node_id")]
+        classifications = [
+            ClassificationRecord(run_id=c["run_id"], node_id=c["node_id"], action_text=c["action_text"],
+                                 action_class=c["action_class"], reasons=json.loads(c["reasons"]),
+                                 decision=c["decision"], decided_by=c["decided_by"])
+            for c in rows("SELECT * FROM classifications WHERE run_id = ? ORDER BY id")]
+        values = [ValueRecord(run_id=v["run_id"], node_id=v["node_id"], kind=v["kind"], score=v["score"],
+                              method=v["method"], samples=json.loads(v["samples"]))
+                  for v in rows("SELECT * FROM node_values WHERE run_id = ? ORDER BY id")]
+        backtracks = [BacktrackRecord(**{**{k: b[k] for k in b.keys() if k != "id"},
+                                         "created_at": _dt(b["created_at"])})
+                      for b in rows("SELECT * FROM backtracks WHERE run_id = ? ORDER BY id")]
+        usage = sorted((UsageRecord(**dict(u)) for u in rows("SELECT * FROM usage WHERE run_id = ?")),
+                       key=lambda u: _ROLES.index(u.role))
+        trajectory = [t["node_id"] for t in rows("SELECT node_id FROM trajectory WHERE run_id = ? ORDER BY position")]
+        return StoredRun(run=run, nodes=nodes, classifications=classifications, values=values,
+                         backtracks=backtracks, usage=usage, trajectory=trajectory)

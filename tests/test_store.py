@@ -1,0 +1,414 @@
+"""The run store: every record type round-trips, lookups explain themselves, nothing written is lost to a crash
+or to concurrent writers, and `branchwise show` draws the tree as expected."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from branchwise.store import (
+    SCHEMA_VERSION,
+    BacktrackRecord,
+    ClassificationRecord,
+    NodeRecord,
+    RunNotFound,
+    RunRecord,
+    RunStore,
+    RunSummary,
+    StoredRun,
+    UsageRecord,
+    ValueRecord,
+    default_store_path,
+    format_run,
+    format_runs,
+)
+
+T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def run_record(run_id: str, started_at: datetime = T0, task: str = "Buy the cheapest red mug") -> RunRecord:
+    return RunRecord(run_id=run_id, task=task, strategy="best_first", backtrack_mode="speculative",
+                     model="gpt-test", start_url="http://shop.test/", started_at=started_at)
+
+
+def node(run_id: str, node_id: int, parent_id: int | None, **fields: object) -> NodeRecord:
+    return NodeRecord.model_validate({"run_id": run_id, "node_id": node_id, "parent_id": parent_id,
+                                      "created_at": T0 + timedelta(seconds=node_id), **fields})
+
+
+def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter, so nothing cached in this process can stand in for what is on disk."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RunStore]:
+    with RunStore.open(default_store_path(tmp_path / "data")) as s:
+        yield s
+
+
+def test_default_path_and_schema_version(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path / "nested" / "data")
+    assert path == tmp_path / "nested" / "data" / "runs.sqlite3"
+    with RunStore(path):
+        pass
+    with RunStore(path):  # reopening an existing store is a no-op migration
+        pass
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(RuntimeError, match="schema version"):
+        RunStore(path)
+
+
+def test_every_record_type_round_trips(store: RunStore) -> None:
+    run = run_record("r1")
+    nodes = [node("r1", 0, None, url="http://shop.test/", title="Shop", value=0.5, checkpoint=True,
+                  status="expanded", observation_text="[1] RootWebArea 'Shop'\n" * 500),
+             node("r1", 1, 0, depth=1, url="http://shop.test/cart", action_text="click [7]", action_class="safe",
+                  thought="open the cart", reward=0.25, checkpoint=False, status="terminal", answer="42")]
+    classification = ClassificationRecord(run_id="r1", node_id=1, action_text="click [9]",
+                                          action_class="destructive", reasons=["submits a form", "says 'Buy'"],
+                                          decision="denied", decided_by="user")
+    value = ValueRecord(run_id="r1", node_id=1, kind="reward", score=0.25, method="mean", samples=[0.1, 0.4])
+    backtrack = BacktrackRecord(run_id="r1", source=1, target=0, mode="speculative", outcome="aborted",
+                                reason="page changed", replayed_actions=2, env_actions=3, wall_ms=12.5,
+                                created_at=T0)
+    usage = [UsageRecord(run_id="r1", role="value", calls=2, prompt_tokens=300, completion_tokens=20),
+             UsageRecord(run_id="r1", role="policy", calls=3, prompt_tokens=900, completion_tokens=80, retries=1)]
+
+    store.start_run(run)
+    for n in nodes:
+        store.upsert_node(n)
+    store.add_classification(classification)
+    store.add_classification(classification.model_copy(update={"action_class": "safe", "reasons": [],
+                                                               "decision": None, "decided_by": None}))
+    store.add_value(value)
+    store.add_backtrack(backtrack)
+    for u in usage:
+        store.set_usage(u)
+    store.set_trajectory("r1", [0, 1])
+    finished = T0 + timedelta(seconds=30)
+    store.finish_run("r1", "finished", answer="42", reason="", finished_at=finished)
+
+    loaded = store.load_run("r1")
+    assert loaded == StoredRun(
+        run=run.model_copy(update={"status": "finished", "answer": "42", "finished_at": finished}),
+        nodes=nodes,
+        classifications=[classification, classification.model_copy(
+            update={"action_class": "safe", "reasons": [], "decision": None, "decided_by": None})],
+        values=[value], backtracks=[backtrack], usage=[usage[1], usage[0]], trajectory=[0, 1])
+
+    store.set_trajectory("r1", [0])  # replaced, not appended
+    store.set_usage(usage[1].model_copy(update={"calls": 5}))  # upserted per run and role
+    again = store.load_run("r1")
+    assert again.trajectory == [0]
+    assert [(u.role, u.calls) for u in again.usage] == [("policy", 5), ("value", 2)]
+
+
+def test_write_errors_are_clear(store: RunStore) -> None:
+    store.start_run(run_record("r1"))
+    with pytest.raises(ValueError, match="already recorded"):
+        store.start_run(run_record("r1"))
+    with pytest.raises(RunNotFound, match="no run 'nope'"):
+        store.finish_run("nope", "failed")
+    with pytest.raises(ValueError, match="not 'running'"):
+        store.finish_run("r1", "running")  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.IntegrityError):  # foreign keys are on
+        store.upsert_node(node("nope", 0, None))
+
+
+def test_node_upsert_updates_what_search_learns(store: RunStore) -> None:
+    store.start_run(run_record("r1"))
+    first = node("r1", 3, None, url="http://a/", observation_text="the page as it was seen")
+    store.upsert_node(first)
+    store.upsert_node(node("r1", 3, None, url="http://a/", value=0.75, reward=0.5, checkpoint=True,
+                           status="expanded", created_at=T0 + timedelta(hours=1)))
+    (stored,) = store.load_run("r1").nodes
+    assert (stored.value, stored.reward, stored.checkpoint, stored.status) == (0.75, 0.5, True, "expanded")
+    assert stored.observation_text == "the page as it was seen"  # an empty observation keeps the stored one
+    assert stored.created_at == first.created_at  # the first write's time is when the node was created
+    store.upsert_node(stored.model_copy(update={"observation_text": "replayed page", "checkpoint": None}))
+    (stored,) = store.load_run("r1").nodes
+    assert (stored.observation_text, stored.checkpoint) == ("replayed page", None)
+
+
+def test_list_runs_newest_first_with_counts_and_no_observations(store: RunStore) -> None:
+    for i, run_id in enumerate(["old", "mid", "new"]):
+        store.start_run(run_record(run_id, started_at=T0 + timedelta(minutes=i), task=f"task {run_id}"))
+    for i in range(4):
+        store.upsert_node(node("mid", i, None if i == 0 else 0, observation_text="x" * 100_000))
+    for outcome in ("committed", "committed", "aborted", "failed"):
+        store.add_backtrack(BacktrackRecord(run_id="mid", source=3, target=0, mode="naive", outcome=outcome))
+    store.finish_run("mid", "finished", answer="done")
+
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    runs = store.list_runs()
+    store._conn.set_trace_callback(None)
+    assert not any("observation" in s for s in statements)
+
+    assert [r.run_id for r in runs] == ["new", "mid", "old"]
+    assert runs[1] == RunSummary(run_id="mid", task="task mid", strategy="best_first", status="finished",
+                                 started_at=T0 + timedelta(minutes=1), finished_at=runs[1].finished_at, nodes=4,
+                                 backtracks_committed=2, backtracks_aborted=1, answer="done")
+    assert runs[1].finished_at is not None
+    assert (runs[0].nodes, runs[0].backtracks_committed, runs[0].status) == (0, 0, "running")
+    assert [r.run_id for r in store.list_runs(limit=2)] == ["new", "mid"]
+
+
+def test_prefix_lookup(store: RunStore) -> None:
+    for run_id in ["abc123000001", "abc123000002", "def456000000", "abc", "a_c999"]:
+        store.start_run(run_record(run_id))
+    assert store.load_run("def").run.run_id == "def456000000"
+    assert store.load_run("abc123000002").run.run_id == "abc123000002"
+    assert store.load_run("abc").run.run_id == "abc"  # an exact id wins over longer ids it prefixes
+    assert store.load_run(" DEF4 ").run.run_id == "def456000000"
+
+    with pytest.raises(RunNotFound) as ambiguous:
+        store.load_run("abc1")
+    assert str(ambiguous.value) == "'abc1' matches several runs (abc123000001, abc123000002); type more of the id"
+    assert isinstance(ambiguous.value, KeyError)
+    with pytest.raises(RunNotFound, match=r"no run matches 'zzz'; `branchwise runs` lists the recorded runs"):
+        store.load_run("zzz")
+    with pytest.raises(RunNotFound, match="no run matches 'ab_'"):  # LIKE wildcards are taken literally
+        store.load_run("ab_")
+    with pytest.raises(RunNotFound, match="no run id given"):
+        store.load_run("")
+
+
+WRITE_AND_CRASH = """
+    import os, signal, sys
+    from pathlib import Path
+    from branchwise.store import NodeRecord, RunRecord, RunStore
+    store = RunStore(Path(sys.argv[1]))
+    store.start_run(RunRecord(run_id="crashed", task="t"))
+    for i in range(5):
+        store.upsert_node(NodeRecord(run_id="crashed", node_id=i, parent_id=None if i == 0 else 0, depth=min(i, 1),
+                                     observation_text=f"page {i}"))
+    store.set_trajectory("crashed", [0, 4])
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+READ = """
+    import json, sys
+    from pathlib import Path
+    from branchwise.store import RunStore
+    with RunStore(Path(sys.argv[1])) as store:
+        run = store.load_run(sys.argv[2])
+    print(json.dumps({"status": run.run.status, "nodes": [n.observation_text for n in run.nodes],
+                      "trajectory": run.trajectory}))
+"""
+
+
+def test_writes_are_visible_to_a_new_process_while_the_writer_is_still_open(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path)
+    store = RunStore(path)
+    try:
+        store.start_run(run_record("open1"))
+        store.upsert_node(node("open1", 0, None, observation_text="root page"))
+        store.upsert_node(node("open1", 1, 0, observation_text="child page"))
+        result = run_python(READ, str(path), "open1")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == {"status": "running", "nodes": ["root page", "child page"],
+                                             "trajectory": []}
+    finally:
+        store.close()
+
+
+def test_a_killed_writer_loses_nothing_and_its_run_is_marked_interrupted(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path)
+    crashed = run_python(WRITE_AND_CRASH, str(path))
+    assert crashed.returncode == -9, crashed.stderr
+
+    result = run_python(READ, str(path), "crash")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"status": "running", "nodes": [f"page {i}" for i in range(5)],
+                                         "trajectory": [0, 4]}
+
+    with RunStore(path) as store:
+        store.start_run(run_record("alive"))  # this process is alive: its run is left alone
+        assert store.mark_interrupted() == 1
+        assert store.mark_interrupted() == 0
+        run = store.load_run("crashed").run
+        assert (run.status, run.reason) == ("interrupted", "the backend stopped before the run finished")
+        assert run.finished_at is not None
+        assert store.load_run("alive").run.status == "running"
+        assert len(store.load_run("crashed").nodes) == 5
+
+
+def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path)
+    threads, per_thread = 8, 40
+    with RunStore(path) as shared, RunStore(path) as other:  # two connections to one file, as two processes would
+        shared.start_run(run_record("busy"))
+        barrier = threading.Barrier(threads)
+
+        def write(worker: int) -> None:
+            store = shared if worker % 2 else other
+            barrier.wait()
+            for i in range(per_thread):
+                node_id = worker * per_thread + i
+                store.upsert_node(node("busy", node_id, None, observation_text=f"page {node_id}"))
+                store.upsert_node(node("busy", node_id, None, value=node_id / 1000, status="expanded"))
+                store.add_value(ValueRecord(run_id="busy", node_id=node_id, kind="value", score=node_id / 1000))
+                store.add_backtrack(BacktrackRecord(run_id="busy", source=node_id, target=0, mode="speculative",
+                                                    outcome="committed"))
+                store.set_usage(UsageRecord(run_id="busy", role="policy", calls=i + 1))
+                store.list_runs()
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(write, range(threads)))
+
+        loaded = shared.load_run("busy")
+        total = threads * per_thread
+        assert [n.node_id for n in loaded.nodes] == list(range(total))
+        assert all(n.status == "expanded" and n.observation_text == f"page {n.node_id}" for n in loaded.nodes)
+        assert len(loaded.values) == len(loaded.backtracks) == total
+        assert [u.calls for u in loaded.usage] == [per_thread]
+        assert shared.list_runs()[0].backtracks_committed == total
+
+
+def test_asyncio_callers_use_to_thread(tmp_path: Path) -> None:
+    async def main(store: RunStore) -> StoredRun:
+        await asyncio.to_thread(store.start_run, run_record("aio"))
+        await asyncio.gather(*(asyncio.to_thread(store.upsert_node, node("aio", i, None)) for i in range(20)))
+        return await asyncio.to_thread(store.load_run, "aio")
+
+    with RunStore(default_store_path(tmp_path)) as store:
+        assert len(asyncio.run(main(store)).nodes) == 20
+
+
+def small_run() -> StoredRun:
+    run = run_record("7f3a9c2b1d40").model_copy(update={
+        "status": "finished", "answer": "Order #1042 placed", "finished_at": T0 + timedelta(seconds=42.5)})
+    nodes = [
+        node(run.run_id, 0, None, url="http://shop.test/", value=0.5, checkpoint=True, status="expanded"),
+        node(run.run_id, 1, 0, depth=1, action_text="click [7]", action_class="safe", reward=0.62, value=0.55,
+             checkpoint=True, status="expanded"),
+        node(run.run_id, 2, 0, depth=1, action_text="click [8]", action_class="safe", reward=0.2, status="dead"),
+        node(run.run_id, 3, 1, depth=2, action_text="type [12] [red mug]", action_class="safe", reward=0.7,
+             value=0.8, status="open"),
+        node(run.run_id, 4, 1, depth=2, action_text="click [15]", action_class="destructive", reward=0.9,
+             checkpoint=False, status="expanded"),
+        node(run.run_id, 5, 4, depth=3, action_text="stop [Order #1042 placed]", action_class="terminating",
+             status="terminal", answer="Order #1042 placed"),
+    ]
+    return StoredRun(
+        run=run, nodes=nodes, trajectory=[0, 1, 4, 5],
+        classifications=[
+            ClassificationRecord(run_id=run.run_id, node_id=1, action_text="click [7]", action_class="safe"),
+            ClassificationRecord(run_id=run.run_id, node_id=1, action_text="click [15]",
+                                 action_class="destructive", reasons=["button says 'Place order'", "in a form"],
+                                 decision="approved", decided_by="user"),
+        ],
+        backtracks=[
+            BacktrackRecord(run_id=run.run_id, source=2, target=1, mode="speculative", outcome="committed",
+                            reason="dead end", replayed_actions=1, env_actions=2, wall_ms=812.4),
+            BacktrackRecord(run_id=run.run_id, source=3, target=4, mode="naive", outcome="aborted",
+                            replayed_actions=2, env_actions=3, wall_ms=1500),
+        ],
+        usage=[UsageRecord(run_id=run.run_id, role="policy", calls=6, prompt_tokens=12000, completion_tokens=900),
+               UsageRecord(run_id=run.run_id, role="value", calls=4, prompt_tokens=8000, completion_tokens=40,
+                           retries=1)],
+    )
+
+
+def test_format_run_draws_tree_trajectory_and_backtracks(tmp_path: Path) -> None:
+    expected_run = small_run()
+    with RunStore(default_store_path(tmp_path)) as store:  # render what was read back, not the inputs
+        store.start_run(expected_run.run.model_copy(update={"status": "running", "answer": "", "finished_at": None}))
+        for n in expected_run.nodes:
+            store.upsert_node(n)
+        for c in expected_run.classifications:
+            store.add_classification(c)
+        for b in expected_run.backtracks:
+            store.add_backtrack(b)
+        for u in expected_run.usage:
+            store.set_usage(u)
+        store.set_trajectory(expected_run.run.run_id, expected_run.trajectory)
+        store.finish_run(expected_run.run.run_id, "finished", answer="Order #1042 placed",
+                         finished_at=expected_run.run.finished_at)
+        stored = store.load_run("7f3a")
+    assert stored == expected_run
+
+    started = T0.astimezone().strftime("%Y-%m-%d %H:%M")
+    finished = (T0 + timedelta(seconds=42.5)).astimezone().strftime("%Y-%m-%d %H:%M")
+    assert format_run(stored).splitlines() == [
+        "Run 7f3a9c2b1d40: finished",
+        "Task:      Buy the cheapest red mug",
+        "Strategy:  best_first (backtracking: speculative)",
+        "Model:     gpt-test",
+        "Start URL: http://shop.test/",
+        f"Started:   {started}, finished {finished} (took 42.5 s)",
+        "Answer:    Order #1042 placed",
+        "",
+        "Usage:",
+        "  role    calls  prompt  completion  retries",
+        "  policy      6   12000         900        0",
+        "  value       4    8000          40        1",
+        "  total      10   20000         940        1",
+        "",
+        "Tree (6 nodes, ★ = chosen trajectory):",
+        "★ #0 (start) http://shop.test/  v=0.50 ✓checkpoint expanded",
+        "├── ★ #1 click [7]  [safe] r=0.62 v=0.55 ✓checkpoint expanded",
+        "│   ├── #3 type [12] [red mug]  [safe] r=0.70 v=0.80 open",
+        "│   └── ★ #4 click [15]  [destructive] r=0.90 expanded",
+        '│       └── ★ #5 stop [Order #1042 placed]  [terminating] terminal answer="Order #1042 placed"',
+        "└── #2 click [8]  [safe] r=0.20 dead",
+        "",
+        "Chosen trajectory:",
+        "  1. #1 click [7]",
+        "  2. #4 click [15]",
+        "  3. #5 stop [Order #1042 placed]",
+        "",
+        "Backtracks:",
+        "  #2 -> #1  speculative committed  replayed=1 env_actions=2 wall_ms=812  dead end",
+        "  #3 -> #4  naive aborted  replayed=2 env_actions=3 wall_ms=1500",
+        "",
+        "Destructive actions:",
+        "  #1 click [15]: approved by user",
+        "    - button says 'Place order'",
+        "    - in a form",
+    ]
+
+
+def test_format_run_of_an_empty_interrupted_run_and_orphans() -> None:
+    run = run_record("e1").model_copy(update={"status": "interrupted", "reason": "backend died", "model": ""})
+    text = format_run(StoredRun(run=run, nodes=[node("e1", 2, 1, action_text="click [3]")]))
+    assert "Reason:    backend died" in text
+    assert "Usage: none recorded" in text
+    assert "\n#2 click [3]  open\n" in text  # a node whose parent was never written is still drawn
+    assert "Chosen trajectory: none" in text and "Backtracks: none" in text and "Destructive actions: none" in text
+    assert "Model:" not in text
+
+
+def test_format_runs_table() -> None:
+    assert format_runs([]) == "No runs recorded yet."
+    summaries = [
+        RunSummary(run_id="7f3a9c2b1d40", task="Buy the cheapest red mug\nquickly", strategy="best_first",
+                   status="finished", started_at=T0, nodes=12, backtracks_committed=3, backtracks_aborted=1,
+                   answer="Order #1042 placed"),
+        RunSummary(run_id="00aa11bb22cc", task="x" * 80, strategy="", status="running", started_at=T0, nodes=1),
+    ]
+    when = T0.astimezone().strftime("%Y-%m-%d %H:%M")
+    assert format_runs(summaries).splitlines() == [
+        f"ID            STARTED{' ' * (len(when) - 7)}  STRATEGY    STATUS    NODES  BT C/A  TASK"
+        f"{' ' * 44}  ANSWER",
+        f"7f3a9c2b1d40  {when}  best_first  finished     12     3/1  Buy the cheapest red mug quickly"
+        f"{' ' * 16}  Order #1042 placed",
+        f"00aa11bb22cc  {when}  -           running       1     0/0  {'x' * 47}…",
+    ]
