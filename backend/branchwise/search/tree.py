@@ -1,0 +1,134 @@
+"""The search tree: one node per page state reached, the action that led there, and what search learned about it.
+
+Node ids are small integers in creation order, so runs can be printed, stored and drawn by id. A node keeps its
+observation (text and PageView) so that backtracking can compare a replayed page with what was seen the first time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..actions import Action
+from ..observation import PageView
+from ..observation.locator import Locator
+from .classes import ActionClass
+
+NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
+
+
+@dataclass
+class Node:
+    id: int
+    parent_id: int | None
+    depth: int
+    url: str
+    title: str = ""
+    text: str = ""
+    page: PageView | None = None
+    # Tab URLs in the agent's order and the index of the tab the page above is in.
+    tabs: tuple[str, ...] = ()
+    active_tab: int = 0
+    # The action from the parent that led here, the element it targeted (located on the parent's page) and its class.
+    action: Action | None = None
+    action_text: str = ""
+    action_locator: Locator | None = None
+    action_class: ActionClass | None = None
+    thought: str = ""
+    # The process reward of that action (action_aware) and the value of this state (best_first).
+    reward: float | None = None
+    value: float | None = None
+    # None until checked: the page survives a reload and its URL differs from the parent's.
+    checkpoint: bool | None = None
+    status: NodeStatus = "open"
+    answer: str | None = None
+    children: list[int] = field(default_factory=list)
+
+    @property
+    def is_root(self) -> bool:
+        return self.parent_id is None
+
+
+class SearchTree:
+    def __init__(self) -> None:
+        self.nodes: dict[int, Node] = {}
+        self.root_id: int = 0
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, node_id: int) -> Node:
+        return self.nodes[node_id]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes.values())
+
+    def _next_id(self) -> int:
+        return max(self.nodes, default=-1) + 1
+
+    def add_root(self, node: Node) -> Node:
+        node.id, node.parent_id, node.depth = self._next_id(), None, 0
+        self.nodes[node.id] = node
+        self.root_id = node.id
+        return node
+
+    def add_child(self, parent_id: int, node: Node) -> Node:
+        parent = self.nodes[parent_id]
+        node.id, node.parent_id, node.depth = self._next_id(), parent_id, parent.depth + 1
+        self.nodes[node.id] = node
+        parent.children.append(node.id)
+        return node
+
+    def path(self, node_id: int) -> list[Node]:
+        """The nodes from the current root down to node_id (inclusive)."""
+        chain: list[Node] = []
+        current: int | None = node_id
+        while current is not None:
+            node = self.nodes[current]
+            chain.append(node)
+            if current == self.root_id:
+                break
+            current = node.parent_id
+        chain.reverse()
+        if chain[0].id != self.root_id:
+            raise ValueError(f"node {node_id} is not below the root {self.root_id}")
+        return chain
+
+    def is_below_root(self, node_id: int) -> bool:
+        try:
+            self.path(node_id)
+        except ValueError:
+            return False
+        return True
+
+    def nearest_checkpoint(self, node_id: int) -> Node:
+        """The deepest node on the path to node_id from which replay can start: a checkpoint, or else the root.
+
+        The root is always a valid start: it is where the run began (or where a destructive action left it).
+        """
+        for node in reversed(self.path(node_id)):
+            if node.checkpoint or node.id == self.root_id:
+                return node
+        raise AssertionError("unreachable: the path always contains the root")
+
+    def replay_path(self, node_id: int) -> tuple[Node, list[Node]]:
+        """The checkpoint to open and the nodes whose actions must be replayed from it, in order."""
+        start = self.nearest_checkpoint(node_id)
+        chain = self.path(node_id)
+        return start, chain[[n.id for n in chain].index(start.id) + 1:]
+
+    def reroot(self, node_id: int) -> None:
+        """After a destructive action: its result is the new root and every other state becomes unreachable."""
+        keep = {n.id for n in self.subtree(node_id)}
+        for node in self.nodes.values():
+            if node.id not in keep and node.status not in ("terminal",):
+                node.status = "invalid"
+        self.root_id = node_id
+
+    def subtree(self, node_id: int) -> Iterator[Node]:
+        stack = [node_id]
+        while stack:
+            node = self.nodes[stack.pop()]
+            yield node
+            stack.extend(reversed(node.children))
