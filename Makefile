@@ -30,6 +30,7 @@ e2e: setup
 
 bench: setup
 	$(BIN)/python -m branchwise.bench.observe
+	$(BIN)/python -m branchwise.bench.search
 
 schema: setup
 	$(BIN)/branchwise schema --write protocol

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.bench.observe import BenchReport
+from branchwise.bench.search import SearchBenchReport
 
 pytestmark = pytest.mark.e2e
 
@@ -39,3 +40,22 @@ def test_observe_benchmark_reports_sane_numbers(tmp_path: Path) -> None:
     # The point of processing: the text costs a few tokens per raw node, not the ~400 bytes each node weighs raw.
     assert page.text_tokens < 5 * page.raw_ax_nodes
     assert page.text_chars * 10 < page.raw_ax_json_bytes
+
+
+def test_search_benchmark_compares_speculative_and_naive_backtracking(tmp_path: Path) -> None:
+    out = tmp_path / "search.json"
+    done = subprocess.run([sys.executable, "-m", "branchwise.bench.search", "--repeats", "1", "--json", str(out)],
+                          capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "speculative / naive" in done.stdout
+
+    report = SearchBenchReport.model_validate_json(out.read_text())
+    runs = {(r.scenario, r.mode): r for r in report.runs}
+    assert len(runs) == 4
+    for run in runs.values():
+        assert run.backtracks and all(b.wall_ms > 0 and b.env_actions >= 1 for b in run.backtracks)
+        assert run.search_steps > 0 and run.loop_cpu_ms > 0
+    # The reload-changing page: speculative replay aborts and the run still answers; naive replay has no way back.
+    assert [b.outcome for b in runs[("page changes on reload", "speculative")].backtracks] == ["aborted"]
+    assert runs[("page changes on reload", "speculative")].status == "finished"
+    assert runs[("page changes on reload", "naive")].status == "failed"

@@ -14,6 +14,7 @@ from branchwise.config import ServerConfig
 from branchwise.launcher import ChromiumConfig, launch_chromium
 from branchwise.link import ExtensionHub
 from branchwise.pairing import load_or_create_token
+from branchwise.protocol import PROTOCOL_VERSION
 from branchwise.selenium_attach import attach_selenium
 from branchwise.server import BackendServer
 
@@ -23,7 +24,8 @@ pytestmark = pytest.mark.e2e
 def test_version_mismatch_is_refused_with_a_message_on_both_sides(tmp_path: Path,
                                                                     caplog: pytest.LogCaptureFixture) -> None:
     loop = LoopThread()
-    config = ServerConfig(port=0, data_dir=tmp_path, protocol_version=2)
+    backend_version = PROTOCOL_VERSION + 1
+    config = ServerConfig(port=0, data_dir=tmp_path, protocol_version=backend_version)
     token = load_or_create_token(tmp_path)
     hub = ExtensionHub(config)
     server = BackendServer(config, hub, token)
@@ -38,7 +40,8 @@ def test_version_mismatch_is_refused_with_a_message_on_both_sides(tmp_path: Path
             WebDriverWait(driver, 20).until(lambda d: "mismatch" in d.find_element(By.ID, "status").text)
             status = driver.find_element(By.ID, "status")
         assert status.get_attribute("data-state") == "refused"
-        assert "the backend speaks version 2, the extension 1. Update the extension" in status.text
+        assert (f"the backend speaks version {backend_version}, the extension {PROTOCOL_VERSION}. "
+                "Update the extension") in status.text
         assert hub.link is None
         assert any("refusing extension" in r.getMessage() for r in caplog.records)
     finally:

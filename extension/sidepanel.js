@@ -1,4 +1,7 @@
-// The side panel: connection status, a task box that starts a run on the current tab, and each run's steps live.
+// The side panel: connection status, a task box that starts a run on the current tab, and each run's steps and search
+// tree live.
+import { el, renderTree } from "./lib/treeview.js";
+
 const statusEl = document.getElementById("status");
 const form = document.getElementById("task-form");
 const taskEl = document.getElementById("task");
@@ -19,16 +22,6 @@ function showStatus(connection) {
   startEl.disabled = !connected || Boolean(activeRunId);
 }
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v;
-    else node.setAttribute(k, v);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
 function renderRun(run) {
   const badge = el("span", { class: `badge ${run.status}` }, run.status);
   const header = el("header", {}, el("span", { class: "task" }, run.task), badge);
@@ -45,6 +38,7 @@ function renderRun(run) {
     steps.append(item);
   }
   box.append(steps);
+  if (run.tree?.nodes?.length) box.append(renderTree(run.tree));
   if (run.answer) box.append(el("div", { class: "answer" }, el("strong", {}, "Answer: "), run.answer));
   if (run.message) box.append(el("p", { class: run.status === "failed" ? "error" : "hint" }, run.message));
   return box;

@@ -5,21 +5,25 @@ import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
 import { CommandError, newId } from "./lib/protocol.js";
-import { applyRunUpdate, getConnectionStatus } from "./lib/status.js";
+import { applyRunUpdate, applyTreeUpdate, getConnectionStatus } from "./lib/status.js";
 import {
-  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, handOver, isForbiddenUrl, isHanded, listHanded,
-  loadHanded, openTab, requireHanded,
+  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, isHanded,
+  listHanded, loadHanded, openTab, requireHanded,
 } from "./lib/tabs.js";
 import { onCdpEvent } from "./lib/cdp.js";
+import { dropGuard, guardIfOpenedByGuarded, loadGuarded } from "./lib/guard.js";
 
 async function handleCommand(message) {
   switch (message.type) {
     case "list_tabs":
       return { type: "tabs", tabs: await listHanded() };
     case "open_tab":
-      return { type: "tab_opened", tab: await openTab(message.url, message.active) };
+      return { type: "tab_opened", tab: await openTab(message.url, message.active, Boolean(message.guarded)) };
     case "close_tab":
       await closeTab(message.tab_id);
+      return { type: "done" };
+    case "guard_tab":
+      await guardTab(message.tab_id, Boolean(message.guarded));
       return { type: "done" };
     case "activate_tab":
       await activateTab(message.tab_id);
@@ -32,6 +36,9 @@ async function handleCommand(message) {
       return act(message.tab_id, message.action);
     case "run_update":
       await applyRunUpdate(message);
+      return null;
+    case "tree_update":
+      await applyTreeUpdate(message);
       return null;
     case "done":
     case "run_started":
@@ -51,6 +58,16 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener(async (details) => {
     emit({ type: "tab_event", id: newId(), tab_id: details.tabId, event: "created", url: details.url,
       opener_tab_id: details.sourceTabId });
   }
+});
+
+// Chrome's openerTabId also names the active tab when the user opens a tab by hand: a tab guarded on that evidence
+// alone keeps the guard only if it turns out the page opened it (webNavigation.onCreatedNavigationTarget adopts it).
+chrome.tabs.onCreated.addListener(async (tab) => {
+  if (!(await guardIfOpenedByGuarded(tab))) return;
+  setTimeout(async () => {
+    await loadHanded();
+    if (!isHanded(tab.id)) await dropGuard(tab.id);
+  }, 3000);
 });
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
@@ -113,4 +130,5 @@ chrome.runtime.onInstalled.addListener(() => connection.ensure());
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
 
 loadHanded();
+loadGuarded();
 connection.ensure();

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 
 from branchwise.actions import (
@@ -18,34 +16,13 @@ from branchwise.actions import (
     Stop,
     Type,
 )
-from branchwise.observation import ElementInfo, LocatorStep, PageView
-from branchwise.observation.locator import build_index
+from branchwise.observation import PageView
 from branchwise.search.classes import ActionClass, ActionClassifier
 from branchwise.search.heuristic import HeuristicClassifier, HeuristicConfig, normalize_label
 
+from pageviews import page
+
 SAFE, DESTRUCTIVE, TERMINATING = ActionClass.SAFE, ActionClass.DESTRUCTIVE, ActionClass.TERMINATING
-
-
-def page(*elements: tuple[str, str] | tuple[str, str, Mapping[str, str]] | tuple[str, str, Mapping[str, str], str]
-         ) -> PageView:
-    """Elements 1..n as (role, name[, props[, ancestor role]]), all children of one root."""
-    rows = []
-    specs = []
-    for n, spec in enumerate(elements, start=1):
-        role, name = spec[0], spec[1]
-        props = spec[2] if len(spec) > 2 else {}  # type: ignore[misc]
-        ancestors = (LocatorStep(spec[3], "Dialog"),) if len(spec) > 3 else ()  # type: ignore[misc]
-        rows.append((n, role, name, ancestors, None))
-        specs.append((n, role, name, props))
-    index = build_index(rows)
-    infos = {
-        n: ElementInfo(id=n, role=role, name=name, value="", redacted=False, props=dict(props), backend_node_id=n,
-                       target=None, frame_id="main", locator=index.locators[n], parent=None, children=(), depth=1)
-        for n, role, name, props in specs
-    }
-    return PageView(text="", url="https://shop.example/", title="Shop", tab_ids=(1,), elements=infos,
-                    node_count_raw=len(infos), index=index)
-
 
 CLASSIFIER = HeuristicClassifier()
 

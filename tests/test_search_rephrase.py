@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
 
-from branchwise.llm import ChatMessage, Choice, Completion, Usage
 from branchwise.search.rephrase import (
     RephraseConfig,
     Rephrased,
@@ -14,6 +11,8 @@ from branchwise.search.rephrase import (
     parse_rephrase,
     rephrase,
 )
+
+from fake_models import FakeModel
 
 TASK = "Change my profile bio to 'Plant lover'."
 
@@ -28,26 +27,6 @@ Replace the bio text on the user's own profile with exactly 'Plant lover'.
 # CAUTIONS:
 - Check the saved bio, not just a success message.
 """
-
-
-class FakeModel:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.calls: list[dict[str, Any]] = []
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int = 1,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool = False,
-        top_logprobs: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
-        self.calls.append({"messages": list(messages), "temperature": temperature, "max_tokens": max_tokens})
-        return Completion(model="fake", choices=[Choice(text=self.text)], usage=Usage(calls=1))
 
 
 def test_parse_reads_all_four_sections() -> None:
@@ -119,11 +98,11 @@ def test_messages_carry_the_task_verbatim() -> None:
 
 
 def test_rephrase_calls_the_model_once() -> None:
-    model = FakeModel(ANSWER)
+    model = FakeModel.always(ANSWER)
     config = RephraseConfig()
     result = asyncio.run(rephrase(model, TASK, config))
     assert result.subgoals[0] == "Open the user's profile settings."
     [call] = model.calls
-    assert (call["temperature"], call["max_tokens"]) == (config.temperature, config.max_tokens)
-    assert TASK in call["messages"][1].content
-    assert asyncio.run(rephrase(FakeModel(""), TASK)).task == TASK
+    assert (call.temperature, call.max_tokens) == (config.temperature, config.max_tokens)
+    assert TASK in call.messages[1].content
+    assert asyncio.run(rephrase(FakeModel.always(""), TASK)).task == TASK

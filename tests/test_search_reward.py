@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from branchwise.llm import (
-    ChatMessage,
     Choice,
     Completion,
     LLMClient,
@@ -32,6 +30,8 @@ from branchwise.search.reward import (
     verbalize,
 )
 
+from fake_models import FakeModel
+
 TokenSpec = str | tuple[str, dict[str, float]]
 
 
@@ -51,33 +51,6 @@ def tokens(*specs: TokenSpec) -> list[TokenLogprob]:
 
 def line(number: int, label: TokenSpec) -> list[TokenSpec]:
     return ["\n", "Check", "list", " ", str(number), ":", label]
-
-
-class FakeModel:
-    """Replies from a queue: each call takes the next Completion (or raises the next exception)."""
-
-    def __init__(self, replies: Sequence[Completion | Exception]) -> None:
-        self.replies = list(replies)
-        self.calls: list[dict[str, Any]] = []
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int = 1,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool = False,
-        top_logprobs: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
-        self.calls.append(
-            {"messages": list(messages), "n": n, "temperature": temperature, "logprobs": logprobs, "top": top_logprobs}
-        )
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
 
 
 def completion(*choices: Choice) -> Completion:
@@ -128,10 +101,10 @@ def test_parse_checklist_of_nothing_is_empty() -> None:
 
 def test_generate_checklist_uses_the_task_when_nothing_parses() -> None:
     config = RewardConfig()
-    model = FakeModel([completion(Choice(text="no list here"))])
+    model = FakeModel.queue(completion(Choice(text="no list here")))
     assert asyncio.run(generate_checklist(model, config, "Buy milk", "http://x", "obs")) == ["Buy milk"]
-    assert model.calls[0]["temperature"] == config.checklist_temperature
-    model = FakeModel([completion(Choice(text=CHECKLIST_ANSWER))])
+    assert model.calls[0].temperature == config.checklist_temperature
+    model = FakeModel.queue(completion(Choice(text=CHECKLIST_ANSWER)))
     assert len(asyncio.run(generate_checklist(model, config, "t", "http://x", "obs"))) == 3
 
 
@@ -244,13 +217,13 @@ def test_score_action_uses_logprobs_when_the_server_sends_them() -> None:
         "Fine", ".", *line(1, (" Yes", {" Yes": 0.8, " No": 0.2})), *line(2, (" No", {" No": 0.6, " In": 0.4}))
     )
     text = "".join(t.token for t in logprobs)
-    model = FakeModel([completion(Choice(text=text, logprobs=logprobs))])
+    model = FakeModel.queue(completion(Choice(text=text, logprobs=logprobs)))
     score = asyncio.run(score_action(model, RewardConfig(), "task", [], "obs", ITEMS, "thought", "click [3]"))
     assert score.method == "logprobs"
     assert score.item_scores == pytest.approx((0.8, 0.2))
     assert score.reward == pytest.approx(0.5)
     [call] = model.calls
-    assert (call["logprobs"], call["top"], call["n"], call["temperature"]) == (True, 10, 1, 1.0)
+    assert (call.logprobs, call.top_logprobs, call.n, call.temperature) == (True, 10, 1, 1.0)
 
 
 def test_score_action_samples_when_logprobs_are_absent() -> None:
@@ -261,27 +234,27 @@ def test_score_action_samples_when_logprobs_are_absent() -> None:
         Choice(text="ok\nChecklist 1: No\nChecklist 2: In Progress"),
         Choice(text="ok\nChecklist 1: Yes\nChecklist 2: No"),
     ]
-    model = FakeModel([completion(first), completion(*more)])
+    model = FakeModel.queue(completion(first), completion(*more))
     score = asyncio.run(score_action(model, RewardConfig(), "task", ["click [1]"], "obs", ITEMS, "t", "click [3]"))
     assert score.method == "sampling"
     assert score.item_scores == pytest.approx((0.75, 0.25))
     assert score.reward == pytest.approx(0.5)
     assert len(score.samples) == 5
     # The logprobs answer counts as the first of the n_fallback samples; the rest come from ONE call with n.
-    assert [(c["n"], c["logprobs"]) for c in model.calls] == [(1, True), (4, False)]
+    assert [(c.n, c.logprobs) for c in model.calls] == [(1, True), (4, False)]
 
 
 def test_score_action_samples_when_the_server_rejects_logprobs() -> None:
     refusal = LLMError("no logprobs here", kind="bad_request", status=400)
-    model = FakeModel([refusal, completion(*[Choice(text="Checklist 1: In Progress\nChecklist 2: Yes")] * 5)])
+    model = FakeModel.queue(refusal, completion(*[Choice(text="Checklist 1: In Progress\nChecklist 2: Yes")] * 5))
     score = asyncio.run(score_action(model, RewardConfig(), "task", [], "obs", ITEMS, "t", "click [3]"))
     assert score.method == "sampling"
     assert score.reward == pytest.approx(0.75)
-    assert model.calls[1]["n"] == 5
+    assert model.calls[1].n == 5
 
 
 def test_score_action_with_nothing_readable_is_zero(caplog: pytest.LogCaptureFixture) -> None:
-    model = FakeModel([completion(Choice(text="hmm")), completion(*[Choice(text="no idea")] * 4)])
+    model = FakeModel.queue(completion(Choice(text="hmm")), completion(*[Choice(text="no idea")] * 4))
     with caplog.at_level(logging.WARNING, logger="branchwise.search.reward"):
         score = asyncio.run(score_action(model, RewardConfig(), "task", [], "obs", ITEMS, "t", "click [3]"))
     assert (score.method, score.reward, score.item_scores) == ("unparseable", 0.0, ())

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from branchwise.chat_model import ChatModel
-from branchwise.llm import ChatMessage, Choice, Completion, Usage
 from branchwise.search.value import (
     NO_ANSWER,
     NO_HISTORY,
@@ -20,28 +17,7 @@ from branchwise.search.value import (
     score_state,
 )
 
-
-class FakeModel:
-    """Answers every call with the given texts (cycled to n choices) and records the call."""
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.texts = list(texts)
-        self.calls: list[dict[str, Any]] = []
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int = 1,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool = False,
-        top_logprobs: int | None = None,
-        stop: Sequence[str] | None = None,
-    ) -> Completion:
-        self.calls.append({"messages": list(messages), "n": n, "temperature": temperature, "max_tokens": max_tokens})
-        choices = [Choice(text=self.texts[i % len(self.texts)]) for i in range(n)]
-        return Completion(model="fake", choices=choices, usage=Usage(calls=1))
+from fake_models import FakeModel
 
 
 def verdict(status: str, on_track: str) -> str:
@@ -127,12 +103,12 @@ def test_long_observations_are_truncated() -> None:
 
 def test_score_state_averages_n_samples_from_one_call() -> None:
     texts = [verdict("success", "no"), verdict("failure", "yes"), "garbage", verdict("failure", "no")]
-    model = FakeModel(texts)
+    model = FakeModel.always(*texts)
     protocol_typed: ChatModel = model
     config = ValueConfig(n=4, keep_text_chars=20)
     score = asyncio.run(score_state(protocol_typed, config, "task", "obs", "http://x", ["click [1]"], None))
     [call] = model.calls
-    assert (call["n"], call["temperature"], call["max_tokens"]) == (4, 1.0, config.max_tokens)
+    assert (call.n, call.temperature, call.max_tokens) == (4, 1.0, config.max_tokens)
     assert score.samples == (1.0, 0.5, None, 0.0)
     assert score.parsed == 3
     assert score.value == pytest.approx(0.5)

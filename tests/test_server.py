@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from branchwise.link import LinkClosed, LinkTimeout
 from branchwise.pairing import load_or_create_token
-from branchwise.protocol import ListTabs, Observe, Observation, Tabs
+from branchwise.protocol import PROTOCOL_VERSION, ListTabs, Observe, Observation, Tabs
 from extension_client import open_socket, paired_socket, receive_json, running_backend
 
 
@@ -170,7 +170,7 @@ def test_version_mismatch_is_refused_with_a_clear_message(tmp_path: Path) -> Non
             await ws.send(json.dumps({"type": "hello", "id": "h", "protocol_version": 99}))
             err = await receive_json(ws)
             assert err["code"] == "version_mismatch"
-            assert "backend speaks version 1" in err["message"] and "99" in err["message"]
+            assert f"backend speaks version {PROTOCOL_VERSION}" in err["message"] and "99" in err["message"]
             with pytest.raises(ConnectionClosed) as closed:
                 await ws.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 4001

@@ -21,6 +21,7 @@ from .protocol import (
     CloseTab,
     Done,
     Envelope,
+    GuardTab,
     ListTabs,
     Observation,
     Observe,
@@ -71,10 +72,16 @@ class Browser:
     async def list_tabs(self) -> list[TabInfo]:
         return (await self._request(ListTabs(), Tabs, self.config.observe_timeout_seconds, retry=True)).tabs
 
-    async def open_tab(self, url: str, active: bool = True) -> TabInfo:
-        reply = await self._request(OpenTab(url=url, active=active), TabOpened, self.config.open_tab_timeout_seconds,
-                                    retry=False)
+    async def open_tab(self, url: str, active: bool = True, guarded: bool = False) -> TabInfo:
+        """Open a handed-over tab; `guarded` blocks its POST, PUT, PATCH and DELETE requests from the first load on."""
+        reply = await self._request(OpenTab(url=url, active=active, guarded=guarded), TabOpened,
+                                    self.config.open_tab_timeout_seconds, retry=False)
         return reply.tab
+
+    async def guard_tab(self, tab_id: int, guarded: bool) -> None:
+        """Turn the block of mutating requests of a handed-over tab on or off."""
+        # Idempotent, so safe to repeat after a worker restart.
+        await self._request(GuardTab(tab_id=tab_id, guarded=guarded), Done, self.config.act_timeout_seconds, retry=True)
 
     async def close_tab(self, tab_id: int) -> None:
         await self._request(CloseTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=False)

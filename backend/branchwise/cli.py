@@ -9,13 +9,16 @@ import logging
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
+from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
 from .agent.greedy import GreedyAgent, GreedyConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
+from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig, default_data_dir
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import LinkTimeout
@@ -23,8 +26,13 @@ from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_mo
 from .protocol import StartRun
 from .runs import RunManager
 from .scripted_model import Script
+from .search.action_aware import ActionAwareConfig
+from .search.agent import SearchAgent, SearchConfig
+from .search.approval import Approver, DenyApprover, TerminalApprover
+from .search.backtrack import BacktrackMode
 from .serving import PortInUse
 from .session import Session, open_session
+from .store import RunNotFound, RunStore, default_store_path, format_run, format_runs
 
 log = logging.getLogger("branchwise")
 
@@ -74,13 +82,52 @@ def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, max_steps: int) -> RunResult:
+STRATEGIES = ("greedy", "best_first", "action_aware")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    max_steps: int
+    strategy: str = "greedy"
+    backtrack: BacktrackMode = "speculative"
+
+
+def open_store(data_dir: Path) -> RunStore:
+    store = RunStore.open(default_store_path(data_dir))
+    interrupted = store.mark_interrupted()
+    if interrupted:
+        log.warning("%d run(s) were cut short by a previous backend exit; marked interrupted", interrupted)
+    return store
+
+
+def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store: RunStore | None,
+                approver: Approver) -> Agent:
+    if options.strategy == "greedy":
+        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps))
+    search = SearchConfig(
+        strategy=options.strategy,  # type: ignore[arg-type]
+        backtrack=options.backtrack,
+        action_aware=ActionAwareConfig(max_steps=options.max_steps),
+    )
+    return SearchAgent(model.roles, browser, search, store=store, approver=approver)
+
+
+def cli_approver() -> Approver:
+    if sys.stdin.isatty():
+        return TerminalApprover()
+    return DenyApprover("the terminal is not interactive, so nobody can approve it")
+
+
+async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, options: RunOptions,
+                      store: RunStore | None = None) -> RunResult:
     tab = await session.browser.open_tab(start_url)
     env = BrowserEnv(session.browser, tab.tab_id, EnvConfig())
     reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
                          SidePanelReporter(session.hub, scripted_model=model.scripted))
-    agent = GreedyAgent(model.client, GreedyConfig(max_steps=max_steps))
+    agent = build_agent(model, session.browser, options, store, cli_approver())
     result = await agent.run(task, env, reporter)
+    if store is not None and options.strategy != "greedy":
+        say(f"See the search tree with: branchwise show {result.run_id}")
     return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
 
 
@@ -94,8 +141,13 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 say(f"Waiting for the Branchwise extension on ws://127.0.0.1:{session.server.port}/ws "
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
-            result = await execute_run(session, model, args.task, args.start_url, args.max_steps)
+            with open_store(config.data_dir) as store:
+                result = await execute_run(session, model, args.task, args.start_url, run_options(args), store)
     return finish(result, args.json)
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack)
 
 
 def finish(result: RunResult, json_path: Path | None) -> int:
@@ -124,8 +176,12 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             session.hub.start_run_handler = refuse
         else:
             say(f"Model: {model.description}")
-            RunManager(session.browser, model, GreedyAgent(model.client, GreedyConfig(max_steps=args.max_steps)),
-                       EnvConfig(), TerminalReporter(scripted_model=model.scripted)).attach()
+            store = stack.enter_context(open_store(config.data_dir))
+            # Side-panel runs cannot ask for approval yet (the confirmation card is the safety issue): deny.
+            agent = build_agent(model, session.browser, run_options(args), store,
+                                DenyApprover("confirmation in the side panel is not available yet"))
+            RunManager(session.browser, model, agent, EnvConfig(),
+                       TerminalReporter(scripted_model=model.scripted)).attach()
         say("Press Ctrl-C to stop.")
         await asyncio.Event().wait()
     return EXIT_OK
@@ -150,10 +206,37 @@ async def cmd_demo(args: argparse.Namespace) -> int:
                 config = ServerConfig(port=0, data_dir=Path(tmp) / "data")
                 async with open_session(config, chromium_config(args)) as session:
                     result = await execute_run(session, model, DEMO_TASK, demo_start_url(shop.base_url),
-                                               args.max_steps)
+                                               RunOptions(max_steps=args.max_steps))
         finally:
             await asyncio.to_thread(shop.stop)
     return finish(result, args.json)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with open_store(args.data_dir or default_data_dir()) as store:
+        summaries = store.list_runs(limit=args.limit)
+    say(format_runs(summaries) if summaries else "No runs recorded yet.")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with open_store(args.data_dir or default_data_dir()) as store:
+        try:
+            stored = store.load_run(args.run)
+        except RunNotFound as exc:
+            raise UsageError(str(exc)) from exc
+    say(format_run(stored))
+    return EXIT_OK
+
+
+def add_strategy_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strategy", choices=STRATEGIES, default="greedy",
+                        help="greedy (one action at a time), best_first (Koh et al. tree search with a value "
+                             "function) or action_aware (WebOperator: actions scored before they run, safe "
+                             "backtracking)")
+    parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
+                        help="how search returns to an earlier state: replay in a guarded throw-away tab "
+                             "(speculative) or reset and replay in the working tab (naive, for comparison)")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -177,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_args(serve, None)
     add_model_args(serve)
     serve.add_argument("--max-steps", type=int, default=30)
+    add_strategy_args(serve)
     serve.set_defaults(handler=cmd_serve)
 
     run = sub.add_parser("run", help="run one task on a connected (or launched) browser")
@@ -189,9 +273,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-steps", type=int, default=30)
     run.add_argument("--connect-timeout", type=float, default=120.0,
                      help="without --launch: how long to wait for the extension to connect (seconds)")
+    add_strategy_args(run)
     add_backend_args(run, None)
     add_model_args(run)
     run.set_defaults(handler=cmd_run)
+
+    runs = sub.add_parser("runs", help="list recorded runs")
+    runs.add_argument("--data-dir", type=Path, default=None)
+    runs.add_argument("--limit", type=int, default=50)
+    runs.set_defaults(handler=cmd_runs)
+
+    show = sub.add_parser("show", help="print a run's search tree and chosen trajectory")
+    show.add_argument("run", help="run id (a unique prefix is enough)")
+    show.add_argument("--data-dir", type=Path, default=None)
+    show.set_defaults(handler=cmd_show)
 
     demo = sub.add_parser("demo", help="start the sandbox shop, the backend and Chromium, and run a sample task")
     demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)

@@ -7,15 +7,18 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 from .llm import LLMClient, LLMConfig
 from .scripted_model import Script, ScriptedModelServer
+from .search.roles import ROLES, ModelRoles, Role, RoleModel
 
 log = logging.getLogger(__name__)
 
 MODEL_ENV_VARS = ("OPENAI_BASE_URL", "BRANCHWISE_MODEL")
+# A different model for judging states or actions, on the same endpoint.
+ROLE_MODEL_ENV_VARS: dict[Role, str] = {"value": "BRANCHWISE_VALUE_MODEL", "reward": "BRANCHWISE_REWARD_MODEL"}
 
 
 class ModelNotConfigured(RuntimeError):
@@ -27,6 +30,13 @@ class ModelSetup:
     client: LLMClient
     scripted: bool
     description: str
+    # Search asks a value and a reward model too; by default they are the policy's client.
+    roles: ModelRoles = field(init=False)
+    role_clients: dict[Role, LLMClient] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        clients = {role: self.role_clients.get(role, self.client) for role in ROLES}
+        self.roles = ModelRoles(*(RoleModel(clients[role], role) for role in ROLES))
 
 
 def model_configured(environ: Mapping[str, str]) -> bool:
@@ -55,8 +65,15 @@ async def open_model(
         chosen = fallback_script
     if chosen is None:
         config = LLMConfig.from_env(env)
-        async with LLMClient(config) as client:
-            yield ModelSetup(client, False, f"{config.model} at {config.base_url}")
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(LLMClient(config))
+            extra: dict[Role, LLMClient] = {}
+            for role, variable in ROLE_MODEL_ENV_VARS.items():
+                if env.get(variable) and env[variable] != config.model:
+                    role_config = config.model_copy(update={"model": env[variable]})
+                    extra[role] = await stack.enter_async_context(LLMClient(role_config))
+            described = "".join(f", {role} model {c.config.model}" for role, c in extra.items())
+            yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described}", extra)
         return
     server = ScriptedModelServer(chosen)
     await asyncio.to_thread(server.start)

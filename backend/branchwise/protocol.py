@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -242,6 +242,11 @@ class OpenTab(Envelope):
     type: Literal["open_tab"] = "open_tab"
     url: str
     active: bool = True
+    guarded: bool = Field(
+        default=False,
+        description="Block every mutating request (POST, PUT, PATCH, DELETE) from this tab, from its first load on: "
+        "used for throw-away tabs (speculative replay, reload checks)",
+    )
 
 
 class TabOpened(Envelope):
@@ -252,6 +257,14 @@ class TabOpened(Envelope):
 class CloseTab(Envelope):
     type: Literal["close_tab"] = "close_tab"
     tab_id: int
+
+
+class GuardTab(Envelope):
+    """Turn the mutating-request block of a tab on or off; a committed speculative tab becomes a normal working tab."""
+
+    type: Literal["guard_tab"] = "guard_tab"
+    tab_id: int
+    guarded: bool
 
 
 class ActivateTab(Envelope):
@@ -313,6 +326,46 @@ class RunUpdate(Envelope):
     scripted_model: bool = False
 
 
+class TreeNodeView(Model):
+    id: int
+    parent: int | None = None
+    action: str = ""
+    url: str = ""
+    value: float | None = None
+    reward: float | None = None
+    action_class: str | None = None
+    status: Literal["open", "expanded", "terminal", "dead", "invalid"] = "open"
+    checkpoint: bool | None = None
+
+
+class FrontierItemView(Model):
+    node: int
+    action: str
+    action_class: str
+    reward: float
+
+
+class BacktrackView(Model):
+    source: int
+    target: int
+    mode: Literal["speculative", "naive"]
+    outcome: Literal["committed", "aborted", "failed"]
+    reason: str = ""
+
+
+class TreeUpdate(Envelope):
+    """Backend → extension: the whole search tree of a run, for the side panel to draw (small: tens of nodes)."""
+
+    type: Literal["tree_update"] = "tree_update"
+    run_id: str
+    strategy: str
+    nodes: list[TreeNodeView]
+    current: int | None = None
+    frontier: list[FrontierItemView] = []
+    backtracks: list[BacktrackView] = []
+    trajectory: list[int] = Field(default=[], description="The chosen path, root first, once the run has one")
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Extension → backend events and user commands
 
@@ -362,7 +415,8 @@ class StopRun(Envelope):
 # ---------------------------------------------------------------------------------------------------------------------
 
 ToExtension = Union[
-    HelloOk, Ping, Pong, Error, ListTabs, OpenTab, CloseTab, ActivateTab, Observe, Act, RunUpdate, RunStarted, Done
+    HelloOk, Ping, Pong, Error, ListTabs, OpenTab, CloseTab, GuardTab, ActivateTab, Observe, Act, RunUpdate,
+    TreeUpdate, RunStarted, Done,
 ]
 FromExtension = Union[
     Hello, Ping, Pong, Error, Tabs, TabOpened, Done, Observation, ActResult, NetworkRequest, TabEvent, DialogEvent,
@@ -370,8 +424,8 @@ FromExtension = Union[
 ]
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
-    Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, ActivateTab, Done, Observe,
-    Observation, Act, ActResult, RunUpdate, NetworkRequest, TabEvent, DialogEvent, StartRun, RunStarted, StopRun,
+    Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
+    Observe, Observation, Act, ActResult, RunUpdate, TreeUpdate, NetworkRequest, TabEvent, DialogEvent, StartRun, RunStarted, StopRun,
 )
 
 incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(

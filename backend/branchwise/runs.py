@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
-from .agent.greedy import GreedyAgent
 from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 class RunManager:
-    def __init__(self, browser: Browser, model: ModelSetup, agent: GreedyAgent, env_config: EnvConfig,
+    def __init__(self, browser: Browser, model: ModelSetup, agent: Agent, env_config: EnvConfig,
                  terminal: RunReporter | None = None) -> None:
         self.browser = browser
         self.model = model

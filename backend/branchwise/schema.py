@@ -7,12 +7,14 @@ from pathlib import Path
 
 from .protocol import (
     ALL_MESSAGES,
+    PROTOCOL_VERSION,
     Act,
     ActivateTab,
     ActResult,
     AXNode,
     AXProperty,
     AXValue,
+    BacktrackView,
     ClickCmd,
     CloseTab,
     DialogEvent,
@@ -22,6 +24,8 @@ from .protocol import (
     Envelope,
     Error,
     FrameTree,
+    FrontierItemView,
+    GuardTab,
     Hello,
     HelloOk,
     ListTabs,
@@ -40,6 +44,8 @@ from .protocol import (
     TabInfo,
     TabOpened,
     Tabs,
+    TreeNodeView,
+    TreeUpdate,
     message_type,
 )
 
@@ -57,7 +63,7 @@ def _node(node_id: str, role: str, name: str, backend: int, children: list[str],
 
 
 EXAMPLES: list[Envelope] = [
-    Hello(id="a1", protocol_version=1, extension_version="0.1.0", user_agent="Mozilla/5.0 ... Chrome/156.0"),
+    Hello(id="a1", protocol_version=PROTOCOL_VERSION, extension_version="0.1.0", user_agent="Mozilla/5.0 ... Chrome/156.0"),
     HelloOk(id="b1", reply_to="a1", backend_version="0.1.0"),
     Ping(id="b2"),
     Pong(id="a2", reply_to="b2"),
@@ -67,6 +73,7 @@ EXAMPLES: list[Envelope] = [
     OpenTab(id="b5", url=f"{SHOP}/", active=True),
     TabOpened(id="a4", reply_to="b5", tab=TAB),
     CloseTab(id="b6", tab_id=1843),
+    GuardTab(id="b12", tab_id=1843, guarded=False),
     ActivateTab(id="b7", tab_id=1842),
     Done(id="a5", reply_to="b7"),
     Observe(id="b8", tab_id=1842),
@@ -83,6 +90,20 @@ EXAMPLES: list[Envelope] = [
     ActResult(id="a7", reply_to="b9", ok=True, url=f"{SHOP}/category/garden"),
     RunUpdate(id="b10", run_id="r42", task="Find the cheapest garden product", status="step", step=1,
               url=f"{SHOP}/", thought="The Garden category should list it.", action="click [41]"),
+    TreeUpdate(
+        id="b13", run_id="r42", strategy="best_first",
+        nodes=[
+            TreeNodeView(id=0, url=f"{SHOP}/", value=0.5, status="expanded", checkpoint=True),
+            TreeNodeView(id=1, parent=0, action="click [41] Garden", url=f"{SHOP}/category/garden", value=0.72,
+                         reward=0.1, action_class="safe", status="expanded", checkpoint=True),
+            TreeNodeView(id=2, parent=0, action="click [7] Delete account", value=-1.0, reward=-1.0,
+                         action_class="destructive", status="dead"),
+        ],
+        current=1,
+        frontier=[FrontierItemView(node=1, action="click [14] Sort by price", action_class="safe", reward=0.2)],
+        backtracks=[BacktrackView(source=2, target=0, mode="speculative", outcome="aborted",
+                                  reason="the replay reached a different page")],
+    ),
     NetworkRequest(id="a8", tab_id=1842, request_id="5310", method="POST", url=f"{SHOP}/cart/add",
                    resource_type="main_frame", time=1763750000123.4),
     TabEvent(id="a9", tab_id=1843, event="created", url=f"{SHOP}/help", opener_tab_id=1842),

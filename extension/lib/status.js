@@ -20,14 +20,34 @@ export function applyRunUpdate(update) {
   return updateChain;
 }
 
+// A tree_update carries the whole search tree (tens of nodes): the latest one replaces the run's tree.
+export function applyTreeUpdate(update) {
+  updateChain = updateChain.then(() => foldTreeUpdate(update)).catch((e) => console.warn("tree update lost", e));
+  return updateChain;
+}
+
+function findOrAddRun(runs, update) {
+  let run = runs.find((r) => r.run_id === update.run_id);
+  if (!run) {
+    run = { run_id: update.run_id, task: update.task || "", status: "started", steps: [], answer: "", message: "" };
+    runs.unshift(run);
+  }
+  return run;
+}
+
+async function foldTreeUpdate(update) {
+  const { runs = [] } = await chrome.storage.session.get("runs");
+  const run = findOrAddRun(runs, update);
+  if (run.status === "started") run.status = "running";
+  const { strategy, nodes, current = null, frontier = [], backtracks = [], trajectory = [] } = update;
+  run.tree = { strategy, nodes, current, frontier, backtracks, trajectory };
+  await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+}
+
 // Folds one run_update message into the stored run history shown by the side panel.
 async function foldRunUpdate(update) {
   const { runs = [] } = await chrome.storage.session.get("runs");
-  let run = runs.find((r) => r.run_id === update.run_id);
-  if (!run) {
-    run = { run_id: update.run_id, task: update.task, status: "started", steps: [], answer: "", message: "" };
-    runs.unshift(run);
-  }
+  const run = findOrAddRun(runs, update);
   if (update.task) run.task = update.task;
   run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
   if (update.status === "step") {

@@ -1,6 +1,7 @@
 // The tabs the user handed over to Branchwise. No other tab is ever read or touched: every command checks here first.
 import { CommandError } from "./protocol.js";
 import { detach, forgetTab } from "./cdp.js";
+import { dropGuard, isGuarded, setGuard } from "./guard.js";
 
 const GROUP_TITLE = "Branchwise";
 // In-memory mirror of chrome.storage.session, so synchronous listeners (webRequest) can check membership.
@@ -104,13 +105,22 @@ export async function waitForLoad(tabId, timeoutMs = 15000) {
   return chrome.tabs.get(tabId);
 }
 
-export async function openTab(url, active) {
+export async function openTab(url, active, guarded = false) {
   if (!/^https?:|^about:blank$/i.test(url)) {
     throw new CommandError("invalid_message", `Branchwise opens only http(s) pages, not ${url}`);
   }
-  // Hand the tab over before it loads anything, so its very first requests are seen.
+  // Hand the tab over (and guard it) before it loads anything, so its very first requests are seen (and held to GETs).
   const tab = await chrome.tabs.create({ url: "about:blank", active });
   await handOver(tab.id);
+  if (guarded) {
+    try {
+      await setGuard(tab.id, true);
+    } catch (error) {
+      await forgetClosed(tab.id);
+      await chrome.tabs.remove(tab.id).catch(() => {});
+      throw error;
+    }
+  }
   await chrome.tabs.update(tab.id, { url });
   await new Promise((r) => setTimeout(r, 50));
   const loadedTab = await waitForLoad(tab.id);
@@ -124,6 +134,12 @@ export async function closeTab(tabId) {
   await persist();
   forgetTab(tabId);
   await chrome.tabs.remove(tabId);
+  await dropGuard(tabId);
+}
+
+export async function guardTab(tabId, guarded) {
+  await requireHanded(tabId);
+  await setGuard(tabId, guarded);
 }
 
 export async function activateTab(tabId) {
@@ -134,9 +150,11 @@ export async function activateTab(tabId) {
 
 // A tab the page in a handed-over tab opened itself (target=_blank, window.open) belongs to the agent too. Chrome's
 // openerTabId is no evidence: a tab the user opens while a handed-over tab is active gets it as well.
+// A tab opened by a guarded tab is guarded too (as early as the event allows: see protocol/README.md).
 export async function adoptIfOpenedByHanded(sourceTabId, tabId) {
   await loadHanded();
   if (!handed.has(sourceTabId)) return false;
+  if (await isGuarded(sourceTabId)) await setGuard(tabId, true).catch((e) => console.warn(e.message));
   await handOver(tabId);
   return true;
 }
@@ -146,5 +164,6 @@ export async function forgetClosed(tabId) {
   const was = handed.delete(tabId);
   if (was) await persist();
   forgetTab(tabId);
+  await dropGuard(tabId);
   return was;
 }

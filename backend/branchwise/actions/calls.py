@@ -56,7 +56,7 @@ class _Signature:
             raise ActionParseError(
                 f"{name}() takes at most {len(self.params)} arguments, got {len(args)}; e.g. {example}"
             )
-        bound = dict(zip(self.params, args))
+        bound = dict(zip(self.params, args, strict=False))  # fewer args than params is fine
         for key, value in kwargs.items():
             if key not in self.params:
                 raise ActionParseError(

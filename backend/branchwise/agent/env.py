@@ -29,7 +29,7 @@ from ..actions import (
 )
 from ..browser import Browser
 from ..observation import ObservationConfig, PageView, process
-from ..observation.render import header_lines, quote
+from ..observation.render import header_lines, ordered_tabs, quote
 from ..protocol import (
     BrowserCmd,
     ClickCmd,
@@ -44,6 +44,7 @@ from ..protocol import (
     PressCmd,
     ScrollCmd,
     SelectCmd,
+    TabInfo,
     TypeCmd,
 )
 
@@ -68,6 +69,12 @@ class EnvView:
     raw_node_count: int
     page: PageView | None = None
     dialog: DialogInfo | None = None
+    # The agent's tabs in `tab_focus` order; the page above is in tab `active_tab`.
+    tabs: tuple[TabInfo, ...] = ()
+
+    @property
+    def active_tab(self) -> int:
+        return next((i for i, tab in enumerate(self.tabs) if tab.tab_id == self.tab_id), 0)
 
 
 @dataclass(frozen=True)
@@ -99,14 +106,15 @@ class BrowserEnv:
 
     async def observe(self) -> EnvView:
         observation = await self.browser.observe(self.tab_id)
+        tabs = tuple(ordered_tabs(observation))
         if observation.dialog is not None:
             view = EnvView(dialog_text(observation, observation.dialog), observation.url, observation.title,
-                           self.tab_id, 0, dialog=observation.dialog)
+                           self.tab_id, 0, dialog=observation.dialog, tabs=tabs)
         else:
             sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
                          for frame in observation.frames for node_id in frame.sensitive_node_ids]
             page = process(observation, self.config.observation, sensitive)
-            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page)
+            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs)
         self.last = view
         return view
 

@@ -7,7 +7,7 @@ import sys
 from typing import Protocol, TextIO
 
 from ..link import ExtensionHub, LinkClosed
-from ..protocol import RunUpdate
+from ..protocol import RunUpdate, TreeUpdate
 from .records import RunResult, StepRecord
 
 log = logging.getLogger(__name__)
@@ -19,6 +19,12 @@ class RunReporter(Protocol):
     async def step(self, run_id: str, record: StepRecord) -> None: ...
 
     async def finished(self, result: RunResult) -> None: ...
+
+    async def progress(self, run_id: str, text: str) -> None:
+        """A line about search progress (expanding, scoring, backtracking)."""
+
+    async def tree(self, update: TreeUpdate) -> None:
+        """The search tree as it is now."""
 
 
 class TerminalReporter:
@@ -40,6 +46,12 @@ class TerminalReporter:
             line += f"\n           ! {record.error}"
         self._print(line)
 
+    async def progress(self, run_id: str, text: str) -> None:
+        self._print(f"  · {text}")
+
+    async def tree(self, update: TreeUpdate) -> None:
+        """The terminal shows progress lines; the whole tree is printed by `branchwise show`."""
+
     async def finished(self, result: RunResult) -> None:
         if result.status == "finished":
             self._print(f"Answer: {result.answer}")
@@ -58,7 +70,7 @@ class SidePanelReporter:
         self.scripted_model = scripted_model
         self.task = ""
 
-    async def _send(self, update: RunUpdate) -> None:
+    async def _send(self, update: RunUpdate | TreeUpdate) -> None:
         link = self.hub.link
         if link is None:
             return
@@ -76,6 +88,12 @@ class SidePanelReporter:
             run_id=run_id, task=self.task, status="step", step=record.index, url=record.url, thought=record.thought,
             action=record.action, message=record.error, scripted_model=self.scripted_model,
         ))
+
+    async def progress(self, run_id: str, text: str) -> None:
+        """The panel draws the tree instead of progress lines."""
+
+    async def tree(self, update: TreeUpdate) -> None:
+        await self._send(update)
 
     async def finished(self, result: RunResult) -> None:
         await self._send(RunUpdate(
@@ -101,3 +119,11 @@ class Reporters:
     async def finished(self, result: RunResult) -> None:
         for r in self.reporters:
             await r.finished(result)
+
+    async def progress(self, run_id: str, text: str) -> None:
+        for r in self.reporters:
+            await r.progress(run_id, text)
+
+    async def tree(self, update: TreeUpdate) -> None:
+        for r in self.reporters:
+            await r.tree(update)

@@ -275,10 +275,10 @@ def format_report(report: BenchReport) -> str:
         f"Observe benchmark: Chromium {report.chromium}, {report.cpus} CPUs, Python {report.python}, "
         f"{report.runs} interleaved runs per path; times in ms as median [min–max]",
         "",
-        " " * label_width + "  " + "  ".join(h.rjust(w) for h, w in zip(headers, widths)),
+        " " * label_width + "  " + "  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)),
     ]
     for label, values in rows:
-        lines.append(label.ljust(label_width) + "  " + "  ".join(v.rjust(w) for v, w in zip(values, widths)))
+        lines.append(label.ljust(label_width) + "  " + "  ".join(v.rjust(w) for v, w in zip(values, widths, strict=True)))
     return "\n".join(lines) + "\n"
 
 

@@ -5,6 +5,7 @@ r"""Simulated answers: a scripted reply may refer to what the page shows instead
   on live pages say what they mean, and the scripted model looks the id up as a model would by reading the page.
 - `stop [{{match: \$\d+\.\d\d}}]` becomes the first text in the observation matching the regular expression, so
   an answer is read off the page the browser really showed (a test then checks it against the site's database).
+  With a group in the pattern, the first group is used: `click [{{match: \[(\d+)\] link 'Deal}}]`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def resolve_placeholders(text: str, prompt: str) -> str:
 
     def first_match(match: re.Match[str]) -> str:
         found = re.search(match["pattern"], page)
-        return found.group(0) if found else f"{{{{no match: {match['pattern']}}}}}"
+        if not found:
+            return f"{{{{no match: {match['pattern']}}}}}"
+        return found.group(1) if found.re.groups else found.group(0)
 
     return MATCH_PLACEHOLDER.sub(first_match, ID_PLACEHOLDER.sub(lookup, text))

@@ -1,0 +1,146 @@
+"""Scripted models for the search e2e tests: what a policy, a reward model and a rephraser would answer on the shop.
+
+The scripts are written so that one prompt variation (the rephrased task) sees the better move while the plain prompts
+are led astray, which is the situation search exists for. Answers read ids and prices off the live page through the
+scripted model's placeholders; nothing about the shop's data is hard-coded.
+"""
+
+from __future__ import annotations
+
+from branchwise.scripted_model import Script
+from branchwise.scripted_model.script import Rule
+
+PRICE = r"\$\d+\.\d\d"
+GARDEN_TASK = "What is the price of the cheapest product in the Garden category?"
+DEAL_TASK = "What is the price of the first product listed in the Garden category?"
+
+CHECKLIST = ("Checklist 1: Sort the Garden products by price - order them from low to high\n"
+             "Checklist 2: Read the first price - the cheapest product comes first")
+REPHRASED = ("# REPHRASED TASK:\nFind the lowest price among the products of the Garden category.\n"
+             "# SUBGOALS:\n- Apply the sort order before reading prices\n"
+             "# AMBIGUITIES OR ASSUMPTIONS:\n- none\n# CAUTIONS:\n- A sort order that is chosen but not applied "
+             "does not reorder the page")
+
+
+def _act(thought: str, action: str) -> str:
+    return f"Let's think step-by-step. {thought} In summary, the next action I will perform is ```{action}```"
+
+
+def _judge(*labels: str) -> str:
+    lines = "\n".join(f"Checklist {i}: {label}" for i, label in enumerate(labels, start=1))
+    return f"The proposal is judged against item 1 and item 2.\n{lines}"
+
+
+def _common(task: str) -> list[Rule]:
+    return [
+        Rule(name="checklist", when_contains=["Starting URL:"], reply=CHECKLIST),
+        Rule(name="rephrase", when_contains=["Task: " + task], search_in="last_user", reply=REPHRASED),
+    ]
+
+
+def garden_script() -> Script:
+    """Home -> Garden -> choose "Price: low to high" -> the plain prompts then page on (a dead end with a wrong
+    answer), the rephrased one presses Sort, which leads to the right answer."""
+    objective = f"OBJECTIVE: {GARDEN_TASK}"
+    rules = _common(GARDEN_TASK) + [
+        # Reward model: judged on the proposal's thought, as a real judge reads it.
+        Rule(name="judge: answer on the sorted page", when_contains=["Proposed step:", "ACTION: stop"],
+             when_regex=r"sort=price-asc", reply=_judge("Yes", "Yes")),
+        Rule(name="judge: answer elsewhere", when_contains=["Proposed step:", "ACTION: stop"],
+             reply=_judge("No", "No")),
+        Rule(name="judge: next page", when_contains=["Proposed step:", "more products"],
+             reply=_judge("In Progress", "In Progress")),
+        Rule(name="judge: press sort", when_contains=["Proposed step:", "press the Sort button"],
+             reply=_judge("In Progress", "No")),
+        Rule(name="judge: anything else", when_contains=["Proposed step:"], reply=_judge("In Progress", "No")),
+        # Policy.
+        Rule(name="sorted: read the first price", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden\?\S*sort=price-asc",
+             reply=_act("The products are sorted from low to high, so the first price is the cheapest.",
+                        f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(name="page 2, rephrased: go back", when_contains=[objective, "Subgoals:"], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden\?\S*page=2",
+             reply=_act("This page is not sorted; the sort order was never applied.", "go_back")),
+        Rule(name="page 2: answer (wrongly)", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden\?\S*page=2",
+             reply=_act("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(name="sort chosen, rephrased: apply it",
+             when_contains=[objective, "Subgoals:", "combobox 'Sort by' value: 'Price: low to high'"],
+             search_in="last_user",
+             reply=_act("The order is chosen but not applied yet, so I press the Sort button.",
+                        "click [{{id: button 'Sort'}}]")),
+        Rule(name="sort chosen: look further", when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"],
+             search_in="last_user",
+             reply=_act("The cheapest product may be among more products on the next page.",
+                        "click [{{id: link 'Next page'}}]")),
+        Rule(name="garden: choose the order", when_contains=[objective, "combobox 'Sort by'"], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden",
+             reply=_act("Sorting by price from low to high puts the cheapest product first.",
+                        "select_option [{{id: combobox 'Sort by'}}] [Price: low to high]")),
+        Rule(name="home: open the category", when_contains=[objective, "link 'Garden'"], search_in="last_user",
+             reply=_act("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
+    ]
+    return Script(rules=rules)
+
+
+def deals_script() -> Script:
+    """On the deals page, two prompts open Garden, the rephrased one the featured deal (which changes on reload)."""
+    objective = f"OBJECTIVE: {DEAL_TASK}"
+    rules = _common(DEAL_TASK) + [
+        Rule(name="judge: answer", when_contains=["Proposed step:", "ACTION: stop"], reply=_judge("Yes", "Yes")),
+        Rule(name="judge: open garden", when_contains=["Proposed step:", "Garden category"],
+             reply=_judge("In Progress", "In Progress")),
+        Rule(name="judge: anything else", when_contains=["Proposed step:"], reply=_judge("In Progress", "No")),
+        Rule(name="garden: read the first price", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden",
+             reply=_act("The first product of the Garden category is listed first.",
+                        f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(name="deals, rephrased: open the featured deal", when_contains=[objective, "Subgoals:"],
+             search_in="last_user",
+             reply=_act("The featured deal may be a Garden product.",
+                        r"click [{{match: \[(\d+)\] link 'Deal of the moment}}]")),
+        Rule(name="deals: open garden", when_contains=[objective], search_in="last_user",
+             reply=_act("The Garden category is in the navigation.", "click [{{id: link 'Garden'}}]")),
+    ]
+    return Script(rules=rules)
+
+
+def best_first_script() -> Script:
+    """The garden task for best-first search: the policy's samples split between paging on and pressing Sort (paging
+    is the more frequent sample, so it is tried first), and the value function tells a sorted page and a correct
+    answer from the rest."""
+    objective = f"OBJECTIVE: {GARDEN_TASK}"
+    value = "Agent's answer to the user:"
+    next_page = _act("The cheapest product may be among more products on the next page.",
+                     "click [{{id: link 'Next page'}}]")
+    press_sort = _act("The order is chosen but not applied yet, so I press the Sort button.",
+                      "click [{{id: button 'Sort'}}]")
+    rules = [
+        Rule(name="value: answer from the sorted page", when_contains=[value, "Agent's answer to the user: $"],
+             when_regex=r"Current URL: \S*sort=price-asc", reply="Thoughts: sorted, first price.\nStatus: success"),
+        Rule(name="value: sorted page", when_contains=[value], when_regex=r"Current URL: \S*sort=price-asc",
+             reply="Thoughts: sorted.\nStatus: failure\nOn the right track to success: yes"),
+        Rule(name="value: unsorted page 2", when_contains=[value], when_regex=r"Current URL: \S*page=2",
+             reply="Thoughts: not sorted.\nStatus: failure\nOn the right track to success: no"),
+        Rule(name="value: on the way", when_contains=[value],
+             reply="Thoughts: getting there.\nStatus: failure\nOn the right track to success: yes"),
+    ]
+    rules += [
+        Rule(name="sorted: read the first price", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden\?\S*sort=price-asc",
+             reply=_act("The products are sorted from low to high, so the first price is the cheapest.",
+                        f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(name="page 2: answer (wrongly)", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden\?\S*page=2",
+             reply=_act("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(name="sort chosen: page on or press sort",
+             when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"], search_in="last_user",
+             replies=[next_page, next_page, next_page, press_sort, press_sort]),
+        Rule(name="garden: choose the order", when_contains=[objective, "combobox 'Sort by'"], search_in="last_user",
+             when_regex=r"URL: \S*/category/garden",
+             reply=_act("Sorting by price from low to high puts the cheapest product first.",
+                        "select_option [{{id: combobox 'Sort by'}}] [Price: low to high]")),
+        Rule(name="home: open the category", when_contains=[objective, "link 'Garden'"], search_in="last_user",
+             reply=_act("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
+    ]
+    return Script(rules=rules)

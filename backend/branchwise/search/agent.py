@@ -1,0 +1,116 @@
+"""A search strategy run as an agent: same entry point as the greedy agent, plus the run store and per-role usage."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..agent.env import BrowserEnv
+from ..agent.records import RunResult, UsageRecord
+from ..agent.reporting import RunReporter
+from ..browser import Browser
+from ..llm import LLMError, Usage
+from ..protocol import new_id
+from ..store import RunRecord, RunStore
+from ..store import UsageRecord as StoredUsage
+from .action_aware import ActionAwareConfig, ActionAwareSearch
+from .approval import Approver, DenyApprover
+from .backtrack import Backtracker, BacktrackMode, CheckpointProbe, NaiveBacktracker, SpeculativeBacktracker
+from .best_first import BestFirstConfig, BestFirstSearch
+from .classes import ActionClassifier
+from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
+from .heuristic import HeuristicClassifier
+from .roles import ModelRoles
+from .trace import SearchTrace
+
+log = logging.getLogger(__name__)
+
+SearchStrategyName = Literal["best_first", "action_aware"]
+
+
+class SearchConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    strategy: SearchStrategyName = "action_aware"
+    backtrack: BacktrackMode = "speculative"
+    action_aware: ActionAwareConfig = ActionAwareConfig()
+    best_first: BestFirstConfig = BestFirstConfig()
+
+
+def make_strategy(config: SearchConfig) -> SearchStrategy:
+    if config.strategy == "best_first":
+        return BestFirstSearch(config.best_first)
+    return ActionAwareSearch(config.action_aware)
+
+
+def _usage(u: Usage) -> UsageRecord:
+    return UsageRecord(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens)
+
+
+class SearchAgent:
+    def __init__(self, roles: ModelRoles, browser: Browser, config: SearchConfig, *, store: RunStore | None = None,
+                 approver: Approver | None = None, classifier: ActionClassifier | None = None) -> None:
+        self.roles = roles
+        self.browser = browser
+        self.config = config
+        self.store = store
+        self.approver = approver or DenyApprover()
+        self.classifier = classifier or HeuristicClassifier()
+
+    def _backtracker(self, env: BrowserEnv) -> Backtracker:
+        if self.config.backtrack == "naive":
+            return NaiveBacktracker(self.browser)
+        return SpeculativeBacktracker(self.browser, CheckpointProbe(self.browser, env))
+
+    async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None) -> RunResult:
+        run_id = run_id or new_id()
+        strategy = make_strategy(self.config)
+        before = {role: model.usage for role, model in self.roles.by_role().items()}
+        trace = SearchTrace(run_id, strategy.name, reporter, self.store)
+        result = RunResult(run_id=run_id, task=task, status="failed", model=self.roles.policy.config.model)
+        if self.store is not None:
+            await trace._write(self.store.start_run, RunRecord(
+                run_id=run_id, task=task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
+                model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
+        await reporter.started(run_id, task)
+        await reporter.progress(run_id, f"strategy {strategy.name}, backtracking {self.config.backtrack}")
+        ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
+                            trace, reporter, result.steps)
+        try:
+            outcome = await strategy.search(ctx)
+        except asyncio.CancelledError:
+            outcome = SearchOutcome("failed", reason="stopped by the user")
+            result.status = "stopped"
+            raise
+        except LLMError as exc:
+            outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
+        except LostTrack as exc:
+            outcome = SearchOutcome("failed", reason=str(exc))
+        except Exception as exc:  # the run ends with a reason instead of a traceback in the user's terminal
+            log.exception("run %s failed", run_id)
+            outcome = SearchOutcome("failed", reason=f"{type(exc).__name__}: {exc}")
+        finally:
+            if result.status != "stopped":
+                result.status = outcome.status
+            result.answer, result.reason = outcome.answer, outcome.reason
+            used = {role: model.usage for role, model in self.roles.by_role().items()}
+            total = Usage()
+            for role, usage in used.items():
+                delta = Usage(calls=usage.calls - before[role].calls,
+                              prompt_tokens=usage.prompt_tokens - before[role].prompt_tokens,
+                              completion_tokens=usage.completion_tokens - before[role].completion_tokens)
+                total = total + delta
+                if self.store is not None:
+                    await trace._write(self.store.set_usage, StoredUsage(
+                        run_id=run_id, role=role, calls=delta.calls, prompt_tokens=delta.prompt_tokens,
+                        completion_tokens=delta.completion_tokens))
+                await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
+                                                f"{delta.completion_tokens} completion tokens")
+            result.usage = _usage(total)
+            if self.store is not None:
+                await trace._write(self.store.finish_run, run_id, result.status, result.answer, result.reason)
+            await trace.publish()
+            await asyncio.shield(reporter.finished(result))
+        return result

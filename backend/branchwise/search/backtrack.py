@@ -1,0 +1,241 @@
+"""Getting the browser to a node elsewhere in the tree.
+
+Speculative (WebOperator Alg. 3): open the nearest checkpoint in new, guarded tabs (mutating requests blocked), replay
+the UI actions since it while checking every snapshot, and only then swap the new tab in for the working tab. Any
+mismatch closes the new tabs and leaves the working tab exactly as it was.
+
+Naive (Koh et al.): navigate the working tab back to the root and replay every action. Kept for comparison: it has no
+way back when the replay goes wrong, and it repeats whatever the actions did.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ..actions import Action, Goto
+from ..agent.env import BrowserEnv, EnvView
+from ..browser import Browser, BrowserDisconnected
+from ..link import ExtensionError, LinkClosed
+from .checkpoint import is_checkpoint
+from .snapshot import compare_snapshot, retarget
+from .tabremap import TabRemap
+from .tree import Node, SearchTree
+
+log = logging.getLogger(__name__)
+
+BacktrackMode = Literal["speculative", "naive"]
+_BROWSER_FAILURES = (BrowserDisconnected, ExtensionError, LinkClosed)
+
+
+@dataclass(frozen=True)
+class BacktrackResult:
+    committed: bool
+    mode: BacktrackMode
+    reason: str = ""
+    replayed: int = 0
+    # Everything done in a browser for this backtrack: tabs opened, navigations and replayed actions.
+    env_actions: int = 0
+    wall_ms: float = 0.0
+    # The pending action, with its element id moved onto the live page.
+    action: Action | None = None
+    # True when the working tab was left somewhere other than where it was (naive replay that failed midway).
+    working_tab_changed: bool = False
+
+    @property
+    def outcome(self) -> Literal["committed", "aborted", "failed"]:
+        if self.committed:
+            return "committed"
+        return "failed" if self.working_tab_changed else "aborted"
+
+
+class Backtracker(Protocol):
+    mode: BacktrackMode
+
+    async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
+        ...
+
+
+def check_step(stored: Node, action: Action | None, live: EnvView) -> tuple[str | None, Action | None]:
+    """Compare the live page with the node's stored snapshot before `action` runs there (WebOperator App. E).
+
+    Returns (mismatch reason or None, the action retargeted onto the live page).
+    """
+    if stored.page is None or live.page is None:
+        if (stored.page is None) != (live.page is None):
+            return "a dialog is open on one page and not on the other", None
+        return None, action
+    element_id = action.element_id if action is not None else None
+    match, _ = compare_snapshot(stored.page, element_id, live.page)
+    if not match.ok:
+        return match.reason, None
+    if action is None:
+        return None, None
+    moved = retarget(action, stored.page, live.page)
+    if moved is None:
+        return f"cannot find the element of `{action.to_text()}` on the replayed page", None
+    return None, moved
+
+
+class CheckpointProbe:
+    """Decides lazily whether a node is a checkpoint, by reloading its URL in a throw-away guarded tab."""
+
+    def __init__(self, browser: Browser, env_template: BrowserEnv) -> None:
+        self.browser = browser
+        self.env_template = env_template
+        self.probes = 0
+
+    async def check(self, tree: SearchTree, node: Node) -> bool:
+        if node.checkpoint is not None:
+            return node.checkpoint
+        parent = tree[node.parent_id] if node.parent_id is not None else None
+        if node.page is None or (parent is not None and _same_url(parent.url, node.url)):
+            node.checkpoint = False
+            return False
+        tab = await self.browser.open_tab(node.url, active=False, guarded=True)
+        self.probes += 1
+        try:
+            probe = BrowserEnv(self.browser, tab.tab_id, self.env_template.config)
+            reloaded = await probe.observe()
+        finally:
+            await _close_quietly(self.browser, tab.tab_id)
+        node.checkpoint = reloaded.page is not None and is_checkpoint(
+            url=node.url, parent_url=parent.url if parent else None, before=node.page, after_reload=reloaded.page)
+        log.info("node %d is %sa checkpoint", node.id, "" if node.checkpoint else "not ")
+        return node.checkpoint
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.split("#", 1)[0] == b.split("#", 1)[0]
+
+
+async def _close_quietly(browser: Browser, tab_id: int) -> None:
+    try:
+        await browser.close_tab(tab_id)
+    except _BROWSER_FAILURES as exc:
+        log.info("could not close tab %d: %s", tab_id, exc)
+
+
+async def plan_replay(tree: SearchTree, target_id: int, probe: CheckpointProbe) -> tuple[Node, list[Node]]:
+    """The nearest checkpoint at or above the target (the root if none) and the nodes to replay after it."""
+    chain = tree.path(target_id)
+    for index in range(len(chain) - 1, 0, -1):
+        if await probe.check(tree, chain[index]):
+            return chain[index], chain[index + 1:]
+    return chain[0], chain[1:]
+
+
+class SpeculativeBacktracker:
+    mode: BacktrackMode = "speculative"
+
+    def __init__(self, browser: Browser, probe: CheckpointProbe) -> None:
+        self.browser = browser
+        self.probe = probe
+
+    async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
+        started = time.perf_counter()
+        probes_before = self.probe.probes
+        opened: list[int] = []
+        counters = {"env": 0, "replayed": 0}
+
+        def result(committed: bool, reason: str = "", action: Action | None = None) -> BacktrackResult:
+            return BacktrackResult(
+                committed, "speculative", reason, counters["replayed"],
+                counters["env"] + 2 * (self.probe.probes - probes_before),  # a probe opens and reloads a tab
+                (time.perf_counter() - started) * 1000, action)
+
+        try:
+            start, path = await plan_replay(tree, target_id, self.probe)
+            urls = list(start.tabs) or [start.url]
+            active = min(start.active_tab, len(urls) - 1)
+            existing = len(await self.browser.list_tabs())
+            for url in urls:
+                opened.append((await self.browser.open_tab(url, active=False, guarded=True)).tab_id)
+                counters["env"] += 1
+            remap = TabRemap.from_tabs(existing=existing, recorded=len(urls))
+            spec = BrowserEnv(self.browser, opened[active], env.config)
+            view = await spec.observe()
+            for node in path:
+                parent = tree[node.parent_id] if node.parent_id is not None else node
+                mismatch, live_action = check_step(parent, node.action, view)
+                if mismatch is not None:
+                    return await self._abort(opened, result(False, f"before replaying `{node.action_text}`: "
+                                                                   f"{mismatch}"))
+                assert live_action is not None
+                outcome = await spec.execute(remap.remap(live_action))
+                counters["env"] += 1
+                counters["replayed"] += 1
+                if not outcome.ok:
+                    return await self._abort(opened, result(False, f"replaying `{node.action_text}` failed: "
+                                                                   f"{outcome.error}"))
+                view = await spec.observe()
+            mismatch, live_pending = check_step(tree[target_id], pending, view)
+            if mismatch is not None:
+                return await self._abort(opened, result(False, f"at the target: {mismatch}"))
+            await self._commit(env, spec, opened)
+            return result(True, action=live_pending)
+        except _BROWSER_FAILURES as exc:
+            return await self._abort(opened, result(False, f"the browser failed during replay: {exc}"))
+
+    async def _abort(self, opened: list[int], outcome: BacktrackResult) -> BacktrackResult:
+        for tab_id in opened:
+            await _close_quietly(self.browser, tab_id)
+        log.info("speculative backtrack aborted: %s", outcome.reason)
+        return outcome
+
+    async def _commit(self, env: BrowserEnv, spec: BrowserEnv, opened: list[int]) -> None:
+        for tab_id in opened:
+            await self.browser.guard_tab(tab_id, False)
+        old = env.tab_id
+        env.tab_id, env.last = spec.tab_id, spec.last
+        await self.browser.activate_tab(spec.tab_id)
+        await _close_quietly(self.browser, old)
+        # Tab numbers and the page header changed with the swap; the next prompt must see the page as it is now.
+        await env.observe()
+
+
+class NaiveBacktracker:
+    mode: BacktrackMode = "naive"
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+
+    async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
+        started = time.perf_counter()
+        chain = tree.path(target_id)
+        env_actions, replayed = 0, 0
+
+        def result(committed: bool, reason: str = "", action: Action | None = None) -> BacktrackResult:
+            return BacktrackResult(committed, "naive", reason, replayed, env_actions,
+                                   (time.perf_counter() - started) * 1000, action, working_tab_changed=not committed)
+
+        try:
+            outcome = await env.execute(Goto(chain[0].url))
+            env_actions += 1
+            if not outcome.ok:
+                return result(False, f"could not reopen {chain[0].url}: {outcome.error}")
+            view = await env.observe()
+            for node in chain[1:]:
+                parent = tree[node.parent_id] if node.parent_id is not None else node
+                if node.action is None:
+                    continue
+                live = retarget(node.action, parent.page, view.page) if parent.page and view.page else node.action
+                if live is None:
+                    return result(False, f"cannot find the element of `{node.action_text}` again")
+                outcome = await env.execute(live)
+                env_actions += 1
+                replayed += 1
+                if not outcome.ok:
+                    return result(False, f"replaying `{node.action_text}` failed: {outcome.error}")
+                view = await env.observe()
+            target = tree[target_id]
+            live_pending = pending
+            if pending is not None and target.page is not None and view.page is not None:
+                live_pending = retarget(pending, target.page, view.page)
+                if live_pending is None:
+                    return result(False, f"cannot find the element of `{pending.to_text()}` again")
+            return result(True, action=live_pending)
+        except _BROWSER_FAILURES as exc:
+            return result(False, f"the browser failed during replay: {exc}")

@@ -1,0 +1,126 @@
+"""Candidate actions for one node: several prompt variations, each validated before it counts (WebOperator).
+
+Each variation is one generator: the WebArena chain-of-thought prompt with its own history window, and optionally the
+rephrased task. An answer that does not parse or fails validation is sent back with the reason, up to `max_retries`
+times, so the model can correct itself instead of wasting a branch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..actions import ActionParseError, parse_response
+from ..llm import ChatMessage
+from ..observation import PageView
+from ..policy.prompts import PromptConfig, build_cot_messages
+from .candidates import Candidate
+from .roles import RoleModel
+from .validate import validate_action
+
+log = logging.getLogger(__name__)
+
+
+class Variation(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    history: int = Field(ge=0)
+    rephrased: bool = False
+
+
+# WebOperator's three generators: history lengths 5, 3 (with the rephrased task) and 4 (which in the paper also gets
+# retrieved past examples; there is no example store yet).
+DEFAULT_VARIATIONS = (
+    Variation(name="history-5", history=5),
+    Variation(name="rephrased", history=3, rephrased=True),
+    Variation(name="history-4", history=4),
+)
+
+
+class GenerationConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    variations: tuple[Variation, ...] = DEFAULT_VARIATIONS
+    max_retries: int = Field(default=5, ge=1)
+    temperature: float = 1.0
+    prompt: PromptConfig = PromptConfig()
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One executed step as later prompts show it: a short summary of what was seen, then what was done."""
+
+    summary: str
+    action: str
+
+
+@dataclass(frozen=True)
+class GenerationInput:
+    task: str
+    observation: str
+    url: str
+    history: Sequence[HistoryEntry]
+    rephrased_block: str = ""
+    tab_count: int = 1
+    dialog_open: bool = False
+
+
+@dataclass(frozen=True)
+class GenerationFailure:
+    variation: str
+    errors: tuple[str, ...]
+
+
+def history_text(history: Sequence[HistoryEntry], window: int) -> str | None:
+    recent = list(history)[-window:] if window else []
+    if not recent:
+        return None
+    first = len(history) - len(recent) + 1
+    lines = [f"{first + i}. {entry.action}" + (f" (seen: {entry.summary})" if entry.summary else "")
+             for i, entry in enumerate(recent)]
+    return "\n" + "\n".join(lines)
+
+
+def variation_messages(data: GenerationInput, variation: Variation, config: GenerationConfig) -> list[ChatMessage]:
+    objective = data.task
+    if variation.rephrased and data.rephrased_block:
+        objective = f"{data.task}\n{data.rephrased_block}"
+    return build_cot_messages(objective, data.observation, data.url, history_text(data.history, variation.history),
+                              config=config.prompt)
+
+
+async def _generate_one(
+    model: RoleModel, data: GenerationInput, variation: Variation, config: GenerationConfig, page: PageView | None,
+) -> Candidate | GenerationFailure:
+    messages = variation_messages(data, variation, config)
+    errors: list[str] = []
+    for _ in range(config.max_retries):
+        completion = await model.complete(messages, temperature=config.temperature)
+        text = completion.text
+        try:
+            parsed = parse_response(text)
+        except ActionParseError as exc:
+            error = f"your answer has no valid action: {exc}"
+        else:
+            error = validate_action(parsed.action, page, data.tab_count, dialog_open=data.dialog_open)
+            if error is None:
+                return Candidate(parsed.action, parsed.action.to_text(), parsed.thought, sources=(variation.name,))
+            error = f"`{parsed.action.to_text()}` cannot be done: {error}"
+        errors.append(error)
+        messages = [*messages, ChatMessage(role="assistant", content=text),
+                    ChatMessage(role="user", content=f"{error}. Give one valid action in the same format.")]
+    log.info("generator %s gave no valid action after %d tries: %s", variation.name, config.max_retries, errors[-1])
+    return GenerationFailure(variation.name, tuple(errors))
+
+
+async def generate_candidates(
+    model: RoleModel, data: GenerationInput, config: GenerationConfig, page: PageView | None,
+) -> tuple[list[Candidate], list[GenerationFailure]]:
+    """One validated candidate per variation (at most), generated concurrently."""
+    results = await asyncio.gather(*(_generate_one(model, data, v, config, page) for v in config.variations))
+    candidates = [r for r in results if isinstance(r, Candidate)]
+    failures = [r for r in results if isinstance(r, GenerationFailure)]
+    return candidates, failures

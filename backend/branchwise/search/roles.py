@@ -1,0 +1,68 @@
+"""One model per role (policy, value, reward), each counting what it used so a run can report usage per role."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ..chat_model import ChatModel
+from ..llm import ChatMessage, Completion, LLMConfig, Usage
+
+Role = Literal["policy", "value", "reward"]
+ROLES: tuple[Role, ...] = ("policy", "value", "reward")
+
+
+class Completer(ChatModel, Protocol):
+    """What LLMClient offers; the search depends on this, not on the class."""
+
+    @property
+    def config(self) -> LLMConfig: ...
+
+
+@dataclass
+class RoleModel:
+    """A client seen through one role: several roles may share a client, but each counts its own usage."""
+
+    client: Completer
+    role: Role
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def config(self) -> LLMConfig:
+        return self.client.config
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int = 1,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        completion = await self.client.complete(
+            messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
+            top_logprobs=top_logprobs, stop=stop,
+        )
+        self.usage = self.usage + completion.usage
+        return completion
+
+
+@dataclass
+class ModelRoles:
+    policy: RoleModel
+    value: RoleModel
+    reward: RoleModel
+
+    @classmethod
+    def shared(cls, client: Completer) -> ModelRoles:
+        return cls(RoleModel(client, "policy"), RoleModel(client, "value"), RoleModel(client, "reward"))
+
+    def by_role(self) -> dict[Role, RoleModel]:
+        return {"policy": self.policy, "value": self.value, "reward": self.reward}
+
+    def total(self) -> Usage:
+        return self.policy.usage + self.value.usage + self.reward.usage

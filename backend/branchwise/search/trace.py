@@ -1,0 +1,126 @@
+"""Everything a search run learns goes through here: to the run store as it happens, and to the live views.
+
+The store write happens before the views are told, so what a user saw is always on disk. A failing store is logged and
+the run goes on: losing the record must not lose the user's task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..agent.reporting import RunReporter
+from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
+from ..store import (
+    BacktrackRecord,
+    ClassificationRecord,
+    NodeRecord,
+    RunStore,
+    ValueRecord,
+)
+from .backtrack import BacktrackResult
+from .classes import Classification
+from .frontier import FrontierItem
+from .tree import Node, SearchTree
+
+log = logging.getLogger(__name__)
+
+
+class SearchTrace:
+    def __init__(self, run_id: str, strategy: str, reporter: RunReporter, store: RunStore | None) -> None:
+        self.run_id = run_id
+        self.strategy = strategy
+        self.reporter = reporter
+        self.store = store
+        self.tree = SearchTree()
+        self.current: int | None = None
+        self.frontier: list[FrontierItem] = []
+        self.backtracks: list[BacktrackView] = []
+        self.trajectory: list[int] = []
+        self._store_failed = False
+
+    async def _write(self, method: Callable[..., Any], *args: Any) -> None:
+        if self.store is None or self._store_failed:
+            return
+        try:
+            await asyncio.to_thread(method, *args)
+        except Exception:  # the record is secondary to the user's task
+            log.exception("the run store failed; run %s continues unrecorded", self.run_id)
+            self._store_failed = True
+
+    def _node_record(self, node: Node) -> NodeRecord:
+        return NodeRecord(
+            run_id=self.run_id, node_id=node.id, parent_id=node.parent_id, depth=node.depth, url=node.url,
+            title=node.title, action_text=node.action_text,
+            action_class=node.action_class.value if node.action_class else None, thought=node.thought,
+            reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status, answer=node.answer,
+            observation_text=node.text,
+        )
+
+    async def node(self, node: Node) -> None:
+        """A node was added or learned something (value, checkpoint, status)."""
+        if self.store is not None:
+            await self._write(self.store.upsert_node, self._node_record(node))
+        await self.publish()
+
+    async def nodes(self, nodes: Sequence[Node]) -> None:
+        for node in nodes:
+            if self.store is not None:
+                await self._write(self.store.upsert_node, self._node_record(node))
+        await self.publish()
+
+    async def classified(self, node_id: int, action_text: str, classification: Classification,
+                         decision: str | None = None, decided_by: str | None = None) -> None:
+        if self.store is not None:
+            await self._write(self.store.add_classification, ClassificationRecord(
+                run_id=self.run_id, node_id=node_id, action_text=action_text,
+                action_class=classification.action_class.value, reasons=list(classification.reasons),
+                decision=decision, decided_by=decided_by))
+
+    async def scored(self, node_id: int, kind: str, score: float, method: str, samples: Sequence[float]) -> None:
+        if self.store is not None:
+            await self._write(self.store.add_value, ValueRecord(
+                run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
+
+    async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:
+        self.backtracks.append(BacktrackView(source=source, target=target, mode=result.mode, outcome=result.outcome,
+                                             reason=result.reason))
+        if self.store is not None:
+            await self._write(self.store.add_backtrack, BacktrackRecord(
+                run_id=self.run_id, source=source, target=target, mode=result.mode, outcome=result.outcome,
+                reason=result.reason, replayed_actions=result.replayed, env_actions=result.env_actions,
+                wall_ms=result.wall_ms))
+        # Planning the replay may have probed nodes for the checkpoint flag.
+        for node in self.tree:
+            if node.checkpoint is not None and self.store is not None:
+                await self._write(self.store.upsert_node, self._node_record(node))
+        word = {"committed": "committed", "aborted": "aborted", "failed": "FAILED"}[result.outcome]
+        await self.progress(f"backtrack #{source} -> #{target} ({result.mode}): {word}, {result.replayed} replayed, "
+                            f"{result.env_actions} browser actions, {result.wall_ms / 1000:.1f} s"
+                            + (f" — {result.reason}" if result.reason else ""))
+
+    async def chose(self, trajectory: Sequence[int]) -> None:
+        self.trajectory = list(trajectory)
+        if self.store is not None:
+            await self._write(self.store.set_trajectory, self.run_id, self.trajectory)
+        await self.publish()
+
+    async def progress(self, text: str) -> None:
+        await self.reporter.progress(self.run_id, text)
+
+    def view(self) -> TreeUpdate:
+        nodes = [
+            TreeNodeView(id=n.id, parent=n.parent_id, action=n.action_text, url=n.url, value=n.value, reward=n.reward,
+                         action_class=n.action_class.value if n.action_class else None, status=n.status,
+                         checkpoint=n.checkpoint)
+            for n in self.tree
+        ]
+        frontier = [FrontierItemView(node=i.node_id, action=i.action_text, action_class=i.action_class.value,
+                                     reward=i.reward) for i in self.frontier]
+        return TreeUpdate(run_id=self.run_id, strategy=self.strategy, nodes=nodes, current=self.current,
+                          frontier=frontier, backtracks=list(self.backtracks), trajectory=self.trajectory)
+
+    async def publish(self) -> None:
+        await self.reporter.tree(self.view())

@@ -1,0 +1,170 @@
+"""Candidate generation: history windows, per-variation prompts and the parse/validate retry loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from branchwise.actions import Click, Type
+from branchwise.observation import PageView
+from branchwise.search.candidates import Candidate
+from branchwise.search.generate import (
+    DEFAULT_VARIATIONS,
+    GenerationConfig,
+    GenerationFailure,
+    GenerationInput,
+    HistoryEntry,
+    Variation,
+    generate_candidates,
+    history_text,
+    variation_messages,
+)
+from branchwise.search.roles import RoleModel
+
+from fake_models import Call, FakeModel
+from pageviews import page
+
+VIEW = page(("searchbox", "Search"), ("button", "Go"))
+BLOCK = "Subgoals:\n- search for shoes"
+MISSING = "there is no element [42] on this page; use an id from the observation"
+
+
+def steps(count: int) -> list[HistoryEntry]:
+    """Steps 1..count: 'click [100+i]', having seen 'page i'."""
+    return [HistoryEntry(summary=f"page {i}", action=f"click [{100 + i}]") for i in range(1, count + 1)]
+
+
+def data(history: int = 0, rephrased_block: str = BLOCK) -> GenerationInput:
+    return GenerationInput(task="Find running shoes", observation=VIEW.text, url=VIEW.url, history=steps(history),
+                           rephrased_block=rephrased_block)
+
+
+def answer(action: str, thought: str = "The search box is [1].") -> str:
+    return f"Let's think step-by-step. {thought} In summary, the next action I will perform is ```{action}```"
+
+
+def generate(
+    fake: FakeModel, config: GenerationConfig, view: PageView | None = VIEW, history: int = 0,
+) -> tuple[list[Candidate], list[GenerationFailure]]:
+    return asyncio.run(generate_candidates(RoleModel(fake, "policy"), data(history), config, view))
+
+
+def rephrased(call: Call) -> bool:
+    """Whether the call comes from the rephrased variation (its prompt, and so every retry, has the block)."""
+    return any(BLOCK in m.content for m in call.messages)
+
+
+def single(max_retries: int = 5) -> GenerationConfig:
+    """One variation, named 'only'."""
+    return GenerationConfig(variations=(Variation(name="only", history=2),), max_retries=max_retries)
+
+
+def test_history_text_numbers_the_last_entries_by_their_step() -> None:
+    assert history_text(steps(7), 3) == (
+        "\n5. click [105] (seen: page 5)\n6. click [106] (seen: page 6)\n7. click [107] (seen: page 7)"
+    )
+    assert history_text(steps(2), 5) == "\n1. click [101] (seen: page 1)\n2. click [102] (seen: page 2)"
+
+
+def test_history_text_without_summary_shows_only_the_action() -> None:
+    assert history_text([HistoryEntry(summary="", action="scroll [down]")], 1) == "\n1. scroll [down]"
+
+
+def test_history_text_is_none_when_nothing_is_shown() -> None:
+    assert history_text(steps(4), 0) is None
+    assert history_text([], 3) is None
+
+
+def test_only_the_rephrased_variation_sees_the_rephrased_task() -> None:
+    config = GenerationConfig()
+    prompts = {v.name: variation_messages(data(), v, config)[-1].content for v in DEFAULT_VARIATIONS}
+    assert f"OBJECTIVE: Find running shoes\n{BLOCK}" in prompts["rephrased"]
+    assert BLOCK not in prompts["history-5"] and BLOCK not in prompts["history-4"]
+    assert "OBJECTIVE: Find running shoes\nPREVIOUS ACTION" in prompts["history-5"]
+    # Without a block the rephrased variation asks with the task alone.
+    rephrased = DEFAULT_VARIATIONS[1]
+    assert variation_messages(data(rephrased_block=""), rephrased, config)[-1].content == prompts["history-5"]
+
+
+@pytest.mark.parametrize(("variation", "first_shown"), [(v, 8 - v.history) for v in DEFAULT_VARIATIONS])
+def test_each_variation_shows_its_own_history_window(variation: Variation, first_shown: int) -> None:
+    prompt = variation_messages(data(history=7), variation, GenerationConfig())[-1].content
+    assert prompt.endswith("\n7. click [107] (seen: page 7)")
+    assert f"\n{first_shown}. click [{100 + first_shown}]" in prompt
+    assert f"click [{99 + first_shown}]" not in prompt
+
+
+def test_the_page_and_url_are_in_every_prompt() -> None:
+    prompt = variation_messages(data(), DEFAULT_VARIATIONS[0], GenerationConfig())[-1].content
+    assert f"OBSERVATION:\n{VIEW.text}\nURL: {VIEW.url}" in prompt
+    assert prompt.endswith("PREVIOUS ACTION: None")
+
+
+def test_an_unparseable_answer_is_sent_back_with_the_parse_error() -> None:
+    fake = FakeModel.queue("I am not sure.", answer("type [1] [shoes] [1]"))
+    config = single()
+    candidates, failures = generate(fake, config)
+    assert failures == []
+    assert candidates == [Candidate(Type(1, "shoes", True), "type [1] [shoes] [1]",
+                                    "Let's think step-by-step. The search box is [1].", sources=("only",))]
+    first, retry = fake.calls
+    assert retry.messages[:-2] == first.messages
+    assert (retry.messages[-2].role, retry.messages[-2].content) == ("assistant", "I am not sure.")
+    assert retry.messages[-1].role == "user"
+    assert retry.last.startswith("your answer has no valid action: Unknown action 'i'. Valid actions: click [id]")
+    assert retry.last.endswith(". Give one valid action in the same format.")
+    assert [c.temperature for c in fake.calls] == [config.temperature] * 2
+
+
+def test_an_action_that_keeps_failing_validation_gives_a_failure() -> None:
+    fake = FakeModel.always(answer("click [42]"))
+    config = single()
+    candidates, failures = generate(fake, config)
+    assert candidates == []
+    assert failures == [GenerationFailure("only", (f"`click [42]` cannot be done: {MISSING}",) * 5)]
+    assert len(fake.calls) == config.max_retries == 5
+    # Each retry carries every earlier answer and the reason it was refused.
+    assert [len(c.messages) for c in fake.calls] == [len(fake.calls[0].messages) + 2 * i for i in range(5)]
+    assert fake.calls[-1].last == f"`click [42]` cannot be done: {MISSING}. Give one valid action in the same format."
+
+
+def test_max_retries_bounds_the_calls() -> None:
+    fake = FakeModel.always("no idea")
+    _, [failure] = generate(fake, single(max_retries=2))
+    assert len(fake.calls) == 2 and len(failure.errors) == 2
+    assert all(error.startswith("your answer has no valid action: ") for error in failure.errors)
+
+
+def test_each_variation_gives_a_candidate_named_after_it() -> None:
+    def respond(call: Call) -> str:
+        return answer("click [2]") if rephrased(call) else answer("type [1] [shoes] [1]")
+
+    fake = FakeModel(respond)
+    candidates, failures = generate(fake, GenerationConfig(), history=6)
+    assert failures == []
+    assert [(c.sources, c.action) for c in candidates] == [
+        (("history-5",), Type(1, "shoes", True)),
+        (("rephrased",), Click(2)),
+        (("history-4",), Type(1, "shoes", True)),
+    ]
+    assert len(fake.calls) == len(DEFAULT_VARIATIONS)
+
+
+def test_a_failing_variation_does_not_stop_the_others() -> None:
+    def respond(call: Call) -> str:
+        return answer("click [2]") if rephrased(call) else answer("click [42]")
+
+    config = GenerationConfig(variations=(Variation(name="plain", history=0),
+                                          Variation(name="rephrased", history=0, rephrased=True)))
+    fake = FakeModel(respond)
+    candidates, failures = generate(fake, config)
+    assert [(c.sources, c.action_text) for c in candidates] == [(("rephrased",), "click [2]")]
+    assert [(f.variation, len(f.errors)) for f in failures] == [("plain", 5)]
+    assert len(fake.calls) == 1 + 5
+
+
+def test_without_a_page_only_parsing_is_checked() -> None:
+    fake = FakeModel.always(answer("click [42]"))
+    candidates, failures = generate(fake, single(), view=None)
+    assert failures == [] and [c.action for c in candidates] == [Click(42)]
+    assert len(fake.calls) == 1

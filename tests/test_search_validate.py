@@ -1,0 +1,126 @@
+"""validate_action: what the model is told when an action cannot run on the page it was proposed on."""
+
+from __future__ import annotations
+
+import pytest
+from branchwise.actions import (
+    Action,
+    Click,
+    CloseTab,
+    GoBack,
+    Goto,
+    Hover,
+    NewTab,
+    Press,
+    Scroll,
+    SelectOption,
+    Stop,
+    TabFocus,
+    Type,
+)
+from branchwise.observation import PageView
+from branchwise.search.validate import validate_action
+
+from pageviews import page
+
+# 1 search box, 2 button, 3 disabled button, 4 read-only field, 5 select with options 6, 8 and 9 (the last two in
+# group 7), 10 a select whose options are not in the observation.
+FORM = page(
+    ("searchbox", "Search"),
+    ("button", "Go"),
+    ("button", "Checkout", {"disabled": "True"}),
+    ("textbox", "Order number", {"readonly": "true"}),
+    ("combobox", "Colour"),
+    ("option", "Red"),
+    ("group", "Dark"),
+    ("option", "Navy Blue"),
+    ("option", "Black"),
+    ("combobox", "Size"),
+    children={5: (6, 7), 7: (8, 9)},
+)
+
+
+def check(action: Action, view: PageView | None = FORM, tabs: int = 1, *, dialog_open: bool = False) -> str | None:
+    return validate_action(action, view, tabs, dialog_open=dialog_open)
+
+
+@pytest.mark.parametrize("action", [
+    Click(2), Hover(2), Type(1, "shoes", True), Type(5, "Red", False), Press("Enter", 1), Press("Tab"),
+    SelectOption(5, ("Red",)), SelectOption(10, ("XL",)), Scroll("down"), GoBack(), Stop("done"),
+    Goto("https://shop.example/cart"), NewTab("http://localhost:8080/"), NewTab(),
+])
+def test_possible_actions_pass(action: Action) -> None:
+    assert check(action) is None
+
+
+def test_missing_element() -> None:
+    assert check(Click(42)) == "there is no element [42] on this page; use an id from the observation"
+    assert check(Type(42, "x", False)) == check(Click(42))
+
+
+def test_disabled_element() -> None:
+    assert check(Click(3)) == "[3] button 'Checkout' is disabled"
+    assert check(Click(1), page(("button", "Checkout", {"disabled": "false"}))) is None
+
+
+def test_type_needs_a_text_field() -> None:
+    assert check(Type(2, "hello", False)) == "[2] is a button, not a text field; type into a textbox"
+
+
+def test_type_into_a_read_only_field() -> None:
+    assert check(Type(4, "123", False)) == "[4] textbox 'Order number' is read-only"
+
+
+def test_select_option_needs_a_list() -> None:
+    assert check(SelectOption(1, ("Red",))) == "[1] is a searchbox, not a list of options"
+
+
+def test_select_option_missing_lists_the_options_in_page_order() -> None:
+    assert check(SelectOption(5, ("Red", "Green"))) == (
+        "[5] has no option 'Green'; its options are 'Red', 'Navy Blue', 'Black'"
+    )
+
+
+def test_select_option_matches_case_and_space_insensitively() -> None:
+    assert check(SelectOption(5, ("navy blue",))) is None
+    assert check(SelectOption(5, (" BLACK ", "red"))) is None
+
+
+def test_select_option_message_shows_at_most_twenty_options() -> None:
+    options = [("option", f"Size {i}") for i in range(30)]
+    view = page(("listbox", "Size"), *options, children={1: tuple(range(2, 32))})
+    message = check(SelectOption(1, ("Size 99",)), view)
+    assert message is not None
+    assert message == "[1] has no option 'Size 99'; its options are " + ", ".join(f"'Size {i}'" for i in range(20))
+
+
+@pytest.mark.parametrize(("index", "tabs"), [(3, 3), (-1, 3), (1, 1)])
+def test_tab_focus_out_of_range(index: int, tabs: int) -> None:
+    assert check(TabFocus(index), tabs=tabs) == f"there is no tab {index}; the open tabs are 0 to {tabs - 1}"
+
+
+def test_tab_focus_in_range() -> None:
+    assert check(TabFocus(2), tabs=3) is None
+    assert check(TabFocus(0)) is None
+
+
+def test_close_tab_needs_another_tab() -> None:
+    assert check(CloseTab()) == "this is the only tab; close_tab would end the session"
+    assert check(CloseTab(), tabs=2) is None
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "shop.example/cart", "https://", "ftp://x.example"])
+def test_goto_needs_an_http_address(url: str) -> None:
+    assert check(Goto(url)) == f"{url} is not an http(s) address"
+    assert check(NewTab(url)) == f"{url} is not an http(s) address"
+
+
+def test_an_open_dialog_skips_element_checks() -> None:
+    assert check(Click(42), dialog_open=True) is None
+    assert check(Type(2, "hello", False), dialog_open=True) is None
+    # Tab and address checks do not depend on the page, so they still apply.
+    assert check(CloseTab(), dialog_open=True) == "this is the only tab; close_tab would end the session"
+
+
+def test_no_page_skips_element_checks() -> None:
+    assert check(Click(42), None) is None
