@@ -119,12 +119,14 @@ async def _close_quietly(browser: Browser, tab_id: int) -> None:
 
 
 async def plan_replay(tree: SearchTree, target_id: int, probe: CheckpointProbe) -> tuple[Node, list[Node]]:
-    """The nearest checkpoint at or above the target (the root if none) and the nodes to replay after it."""
-    chain = tree.path(target_id)
-    for index in range(len(chain) - 1, 0, -1):
-        if await probe.check(tree, chain[index]):
-            return chain[index], chain[index + 1:]
-    return chain[0], chain[1:]
+    """The nearest checkpoint at or above the target (the root if none) and the nodes to replay after it.
+
+    Only nodes that may be checkpoints are probed, deepest first, and the first one found ends the probing.
+    """
+    for node in reversed(tree.path(target_id)[1:]):
+        if await probe.check(tree, node):
+            break
+    return tree.replay_path(target_id)
 
 
 class SpeculativeBacktracker:
