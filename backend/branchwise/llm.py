@@ -111,6 +111,15 @@ class Usage(BaseModel):
             retries=self.retries + other.retries,
         )
 
+    def __sub__(self, earlier: Usage) -> Usage:
+        """What was used since `earlier`, a snapshot of the same running total (clients are shared by runs)."""
+        return Usage(
+            calls=self.calls - earlier.calls,
+            prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
+            completion_tokens=self.completion_tokens - earlier.completion_tokens,
+            retries=self.retries - earlier.retries,
+        )
+
 
 class Completion(BaseModel):
     model_config = ConfigDict(frozen=True)

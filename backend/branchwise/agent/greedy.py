@@ -79,12 +79,7 @@ class GreedyAgent:
             log.exception("run %s failed", run_id)
             result.status, result.reason = "failed", f"{type(exc).__name__}: {exc}"
         finally:
-            after = self.model.usage
-            result.usage = UsageRecord(
-                calls=after.calls - usage_before.calls,
-                prompt_tokens=after.prompt_tokens - usage_before.prompt_tokens,
-                completion_tokens=after.completion_tokens - usage_before.completion_tokens,
-            )
+            result.usage = UsageRecord.of(self.model.usage - usage_before)
             await asyncio.shield(reporter.finished(result))
         return result
 

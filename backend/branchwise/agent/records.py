@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ..llm import Usage
+
 
 class StepRecord(BaseModel):
     index: int
@@ -21,6 +23,10 @@ class UsageRecord(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage) -> UsageRecord:
+        return cls(calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
 
 
 RunStatus = Literal["finished", "failed", "stopped"]

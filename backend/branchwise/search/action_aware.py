@@ -24,7 +24,6 @@ from .context import (
     SearchContext,
     SearchOutcome,
     history_of,
-    lineage,
     live_action,
     node_from_view,
     record_step,
@@ -136,7 +135,7 @@ class _Run:
                                          f"generator(s); {self.config.min_stop_votes} must agree to stop")
                 continue
             kept.append(candidate)
-        trajectory = [n.action_text for n in lineage(ctx, node)[1:]]
+        trajectory = [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]]
         scores = await asyncio.gather(*(
             score_action(ctx.roles.reward, self.config.reward, ctx.task, trajectory, node.text, self.checklist,
                          c.thought, c.action_text)
@@ -252,7 +251,7 @@ class _Run:
         ctx.trace.current = end.id
         await ctx.trace.node(end)
         await record_step(ctx, end)
-        await ctx.trace.chose([n.id for n in lineage(ctx, end)])
+        await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(end.id)])
         return SearchOutcome("finished", answer=item.action.answer)
 
 

@@ -45,10 +45,6 @@ def make_strategy(config: SearchConfig) -> SearchStrategy:
     return ActionAwareSearch(config.action_aware)
 
 
-def _usage(u: Usage) -> UsageRecord:
-    return UsageRecord(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens)
-
-
 class SearchAgent:
     def __init__(self, roles: ModelRoles, browser: Browser, config: SearchConfig, *, store: RunStore | None = None,
                  approver: Approver | None = None, classifier: ActionClassifier | None = None) -> None:
@@ -71,7 +67,7 @@ class SearchAgent:
         trace = SearchTrace(run_id, strategy.name, reporter, self.store)
         result = RunResult(run_id=run_id, task=task, status="failed", model=self.roles.policy.config.model)
         if self.store is not None:
-            await trace._write(self.store.start_run, RunRecord(
+            await trace.record(self.store.start_run, RunRecord(
                 run_id=run_id, task=task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
                 model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
         await reporter.started(run_id, task)
@@ -95,22 +91,18 @@ class SearchAgent:
             if result.status != "stopped":
                 result.status = outcome.status
             result.answer, result.reason = outcome.answer, outcome.reason
-            used = {role: model.usage for role, model in self.roles.by_role().items()}
             total = Usage()
-            for role, usage in used.items():
-                delta = Usage(calls=usage.calls - before[role].calls,
-                              prompt_tokens=usage.prompt_tokens - before[role].prompt_tokens,
-                              completion_tokens=usage.completion_tokens - before[role].completion_tokens)
+            for role, model in self.roles.by_role().items():
+                delta = model.usage - before[role]
                 total = total + delta
                 if self.store is not None:
-                    await trace._write(self.store.set_usage, StoredUsage(
-                        run_id=run_id, role=role, calls=delta.calls, prompt_tokens=delta.prompt_tokens,
-                        completion_tokens=delta.completion_tokens))
+                    await trace.record(self.store.set_usage, StoredUsage(run_id=run_id, role=role,
+                                                                         **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
                                                 f"{delta.completion_tokens} completion tokens")
-            result.usage = _usage(total)
+            result.usage = UsageRecord.of(total)
             if self.store is not None:
-                await trace._write(self.store.finish_run, run_id, result.status, result.answer, result.reason)
+                await trace.record(self.store.finish_run, run_id, result.status, result.answer, result.reason)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

@@ -140,13 +140,13 @@ class SpeculativeBacktracker:
         started = time.perf_counter()
         probes_before = self.probe.probes
         opened: list[int] = []
-        counters = {"env": 0, "replayed": 0}
+        replayed = 0
 
         def result(committed: bool, reason: str = "", action: Action | None = None) -> BacktrackResult:
-            return BacktrackResult(
-                committed, "speculative", reason, counters["replayed"],
-                counters["env"] + 2 * (self.probe.probes - probes_before),  # a probe opens and reloads a tab
-                (time.perf_counter() - started) * 1000, action)
+            # Browser work: tabs opened for the replay, actions replayed, and a tab opened and read per probe.
+            env_actions = len(opened) + replayed + 2 * (self.probe.probes - probes_before)
+            return BacktrackResult(committed, "speculative", reason, replayed, env_actions,
+                                   (time.perf_counter() - started) * 1000, action)
 
         try:
             start, path = await plan_replay(tree, target_id, self.probe)
@@ -155,7 +155,6 @@ class SpeculativeBacktracker:
             existing = len(await self.browser.list_tabs())
             for url in urls:
                 opened.append((await self.browser.open_tab(url, active=False, guarded=True)).tab_id)
-                counters["env"] += 1
             remap = TabRemap.from_tabs(existing=existing, recorded=len(urls))
             spec = BrowserEnv(self.browser, opened[active], env.config)
             view = await spec.observe()
@@ -167,8 +166,7 @@ class SpeculativeBacktracker:
                                                                    f"{mismatch}"))
                 assert live_action is not None
                 outcome = await spec.execute(remap.remap(live_action))
-                counters["env"] += 1
-                counters["replayed"] += 1
+                replayed += 1
                 if not outcome.ok:
                     return await self._abort(opened, result(False, f"replaying `{node.action_text}` failed: "
                                                                    f"{outcome.error}"))

@@ -24,7 +24,6 @@ from .context import (
     SearchContext,
     SearchOutcome,
     history_of,
-    lineage,
     live_action,
     node_from_view,
     record_step,
@@ -68,7 +67,7 @@ class BestFirstSearch:
         for round_index in range(1, self.config.max_rounds + 1):
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
             best = await self._round(ctx, root)
-            await ctx.trace.chose([n.id for n in lineage(ctx, best)])
+            await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(best.id)])
             if best.status == "terminal":
                 return SearchOutcome("finished", answer=best.answer or "")
             if best.id == root.id:
@@ -102,7 +101,7 @@ class BestFirstSearch:
                     frontier.clear()
                     await ctx.trace.nodes(list(tree))
             value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
-                                      [n.action_text for n in lineage(ctx, node)[1:]], node.answer)
+                                      [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]], node.answer)
             node.value = value.value
             scored += 1
             await ctx.trace.scored(node.id, "value", value.value, "self-consistency",

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 from ..actions import Action
 from ..agent.env import BrowserEnv, EnvView
+from ..agent.greedy import approx_tokens
 from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
 from .approval import Approver
@@ -60,16 +61,9 @@ def node_from_view(view: EnvView, **fields: object) -> Node:
     return node
 
 
-def lineage(ctx: SearchContext, node: Node) -> list[Node]:
-    """Every node from the first root to `node`, across re-rootings (the history prompts show)."""
-    chain = [node]
-    while chain[-1].parent_id is not None:
-        chain.append(ctx.trace.tree[chain[-1].parent_id])
-    return chain[::-1]
-
-
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
-    return [HistoryEntry(summary=_summary(n.thought), action=n.action_text) for n in lineage(ctx, node)[1:]]
+    return [HistoryEntry(summary=_summary(n.thought), action=n.action_text)
+            for n in ctx.trace.tree.lineage(node.id)[1:]]
 
 
 def _summary(thought: str) -> str:
@@ -88,7 +82,7 @@ def live_action(ctx: SearchContext, node: Node, action: Action) -> Action | None
 async def record_step(ctx: SearchContext, node: Node, error: str = "") -> None:
     """An action really ran in the working tab: the user sees it as a step, like in the greedy agent."""
     record = StepRecord(index=len(ctx.steps) + 1, url=node.url, observation_chars=len(node.text),
-                        observation_tokens=max(1, len(node.text) // 4) if node.text else 0,
+                        observation_tokens=approx_tokens(node.text),
                         thought=node.thought, action=node.action_text, error=error)
     ctx.steps.append(record)
     await ctx.reporter.step(ctx.run_id, record)

@@ -40,8 +40,12 @@ class SearchTrace:
         self.backtracks: list[BacktrackView] = []
         self.trajectory: list[int] = []
         self._store_failed = False
+        # What the store already holds of each node: its page text is written once, and the checkpoint flag it has.
+        self._text_written: set[int] = set()
+        self._checkpoint_written: dict[int, bool | None] = {}
 
-    async def _write(self, method: Callable[..., Any], *args: Any) -> None:
+    async def record(self, method: Callable[..., Any], *args: Any) -> None:
+        """Run one store write off the event loop; a failing store is logged once and then left alone."""
         if self.store is None or self._store_failed:
             return
         try:
@@ -51,51 +55,55 @@ class SearchTrace:
             self._store_failed = True
 
     def _node_record(self, node: Node) -> NodeRecord:
+        # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
+        text = "" if node.id in self._text_written else node.text
+        if text:
+            self._text_written.add(node.id)
+        self._checkpoint_written[node.id] = node.checkpoint
         return NodeRecord(
             run_id=self.run_id, node_id=node.id, parent_id=node.parent_id, depth=node.depth, url=node.url,
             title=node.title, action_text=node.action_text,
             action_class=node.action_class.value if node.action_class else None, thought=node.thought,
             reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status, answer=node.answer,
-            observation_text=node.text,
+            observation_text=text,
         )
 
     async def node(self, node: Node) -> None:
         """A node was added or learned something (value, checkpoint, status)."""
-        if self.store is not None:
-            await self._write(self.store.upsert_node, self._node_record(node))
-        await self.publish()
+        await self.nodes([node])
 
     async def nodes(self, nodes: Sequence[Node]) -> None:
-        for node in nodes:
-            if self.store is not None:
-                await self._write(self.store.upsert_node, self._node_record(node))
+        if self.store is not None:
+            for node in nodes:
+                await self.record(self.store.upsert_node, self._node_record(node))
         await self.publish()
 
     async def classified(self, node_id: int, action_text: str, classification: Classification,
                          decision: str | None = None, decided_by: str | None = None) -> None:
         if self.store is not None:
-            await self._write(self.store.add_classification, ClassificationRecord(
+            await self.record(self.store.add_classification, ClassificationRecord(
                 run_id=self.run_id, node_id=node_id, action_text=action_text,
                 action_class=classification.action_class.value, reasons=list(classification.reasons),
                 decision=decision, decided_by=decided_by))
 
     async def scored(self, node_id: int, kind: str, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
-            await self._write(self.store.add_value, ValueRecord(
+            await self.record(self.store.add_value, ValueRecord(
                 run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
 
     async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:
         self.backtracks.append(BacktrackView(source=source, target=target, mode=result.mode, outcome=result.outcome,
                                              reason=result.reason))
         if self.store is not None:
-            await self._write(self.store.add_backtrack, BacktrackRecord(
+            await self.record(self.store.add_backtrack, BacktrackRecord(
                 run_id=self.run_id, source=source, target=target, mode=result.mode, outcome=result.outcome,
                 reason=result.reason, replayed_actions=result.replayed, env_actions=result.env_actions,
                 wall_ms=result.wall_ms))
         # Planning the replay may have probed nodes for the checkpoint flag.
-        for node in self.tree:
-            if node.checkpoint is not None and self.store is not None:
-                await self._write(self.store.upsert_node, self._node_record(node))
+        if self.store is not None:
+            for node in self.tree:
+                if node.checkpoint != self._checkpoint_written.get(node.id):
+                    await self.record(self.store.upsert_node, self._node_record(node))
         word = {"committed": "committed", "aborted": "aborted", "failed": "FAILED"}[result.outcome]
         await self.progress(f"backtrack #{source} -> #{target} ({result.mode}): {word}, {result.replayed} replayed, "
                             f"{result.env_actions} browser actions, {result.wall_ms / 1000:.1f} s"
@@ -104,7 +112,7 @@ class SearchTrace:
     async def chose(self, trajectory: Sequence[int]) -> None:
         self.trajectory = list(trajectory)
         if self.store is not None:
-            await self._write(self.store.set_trajectory, self.run_id, self.trajectory)
+            await self.record(self.store.set_trajectory, self.run_id, self.trajectory)
         await self.publish()
 
     async def progress(self, text: str) -> None:

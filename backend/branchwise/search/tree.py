@@ -95,6 +95,13 @@ class SearchTree:
             raise ValueError(f"node {node_id} is not below the root {self.root_id}")
         return chain
 
+    def lineage(self, node_id: int) -> list[Node]:
+        """Every node from the first root to node_id, across re-rootings: the history prompts show."""
+        chain = [self.nodes[node_id]]
+        while chain[-1].parent_id is not None:
+            chain.append(self.nodes[chain[-1].parent_id])
+        return chain[::-1]
+
     def is_below_root(self, node_id: int) -> bool:
         try:
             self.path(node_id)
