@@ -119,6 +119,16 @@ def test_greedy_fails_where_action_aware_succeeds(tmp_path: Path, action_aware: 
     assert any("page=2" in step["url"] for step in greedy.result["steps"])  # type: ignore[union-attr]
     assert action_aware.result["answer"] == action_aware.expected
 
+    # The greedy run is in the run store too: listed, and shown as a linear tree with its steps and usage.
+    env, run_id = base_env(tmp_path), str(greedy.result["run_id"])
+    runs = branchwise("runs", "--data-dir", str(greedy.data_dir), env=env)
+    assert runs.returncode == 0 and re.search(rf"{run_id}\s.*\sgreedy\s+finished\s", runs.stdout), runs.stdout
+    shown = branchwise("show", run_id, "--data-dir", str(greedy.data_dir), env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "Strategy:  greedy" in shown.stdout and f"Answer:    {greedy.result['answer']}" in shown.stdout
+    assert "page=2" in shown.stdout and "\n  policy " in shown.stdout
+    assert all(step["action"] in shown.stdout for step in greedy.result["steps"])  # type: ignore[union-attr]
+
 
 def test_best_first_scores_states_backtracks_and_answers(tmp_path: Path) -> None:
     run = run_cli(tmp_path, "best_first", script=best_first_script())

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from branchwise.cli import build_parser, cli_approver, run_options
+from branchwise.search.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 
 
 def without_model_env() -> dict[str, str]:
@@ -81,3 +87,50 @@ def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path)
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+class Tty(io.StringIO):
+    """Typed answers on a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+ADD = ApprovalRequest("r1", "click [2]", "http://shop/product/7", "button 'Add to cart'",
+                      ("clicks the button 'Add to cart'",))
+
+
+def decide(approver: Approver) -> Decision:
+    return asyncio.run(approver.decide(ADD))
+
+
+def test_confirm_defaults_to_asking_only_at_a_terminal() -> None:
+    out = io.StringIO()
+    asked = cli_approver(None, Tty("y\n"), out)
+    assert isinstance(asked, TerminalApprover) and decide(asked).approved
+    assert "button 'Add to cart'" in out.getvalue() and "Allow it once?" in out.getvalue()
+    refused = cli_approver(None, io.StringIO("y\n"))
+    assert isinstance(refused, DenyApprover)
+    decision = decide(refused)
+    assert not decision.approved and "not interactive" in decision.note and "--confirm ask" in decision.note
+
+
+def test_confirm_ask_reads_answers_from_a_pipe_and_deny_refuses_at_a_terminal() -> None:
+    out = io.StringIO()
+    assert decide(cli_approver("ask", io.StringIO("y\n"), out)) == Decision(True, "user (terminal)", "y")
+    assert out.getvalue().endswith("Allow it once? [y/N] ")
+    assert not decide(cli_approver("ask", io.StringIO("n\n"), io.StringIO())).approved
+    denied = decide(cli_approver("deny", Tty("y\n")))
+    assert denied == Decision(False, "policy", "destructive actions are refused by --confirm deny")
+
+
+def test_run_parses_confirm_into_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    base = ["run", "a task", "--start-url", "http://127.0.0.1:1/"]
+    assert run_options(parser.parse_args(base)).confirm is None
+    for mode in ("ask", "deny"):
+        assert run_options(parser.parse_args([*base, "--confirm", mode])).confirm == mode
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--confirm", "maybe"])
+    assert "invalid choice: 'maybe'" in capsys.readouterr().err
+    assert run_options(parser.parse_args(["serve"])).confirm is None, "serve has no terminal to ask on"

@@ -1,10 +1,12 @@
-"""The greedy agent's loop and early stops, with a scripted model over real HTTP and an in-memory site."""
+"""The greedy agent's loop and early stops, with a scripted model over real HTTP and an in-memory site, and its runs
+in the run store as `branchwise runs` and `branchwise show` present them."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +14,12 @@ from branchwise.actions import Action, Click
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.greedy import GreedyAgent, GreedyConfig
 from branchwise.agent.records import RunResult, StepRecord
+from branchwise.cli import RunOptions, build_agent
 from branchwise.llm import LLMClient, LLMConfig
+from branchwise.models import ModelSetup
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.search.approval import DenyApprover
+from branchwise.store import RunStore, default_store_path, format_run, format_runs
 
 HOME = "[1] RootWebArea 'Home'\n\t[7] link 'Orders'\n\t[8] button 'Broken'"
 ORDERS = "[1] RootWebArea 'Orders'\n\t[9] StaticText 'Order #1042: 3 items, $54.10'"
@@ -64,11 +70,12 @@ def scripted(request: pytest.FixtureRequest) -> Iterator[ScriptedModelServer]:
         yield server
 
 
-def run_agent(server: ScriptedModelServer, env: SiteEnv, **config: object) -> tuple[RunResult, Recorder]:
+def run_agent(server: ScriptedModelServer, env: SiteEnv, store: RunStore | None = None,
+              **config: object) -> tuple[RunResult, Recorder]:
     async def main() -> tuple[RunResult, Recorder]:
         recorder = Recorder()
         async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
-            agent = GreedyAgent(client, GreedyConfig(**config))  # type: ignore[arg-type]
+            agent = GreedyAgent(client, GreedyConfig(**config), store=store)  # type: ignore[arg-type]
             return await agent.run("How much was order 1042?", env, recorder, run_id="r1"), recorder
 
     return asyncio.run(main())
@@ -139,3 +146,116 @@ def test_an_unreachable_model_fails_the_run_with_a_reason() -> None:
 
     result = asyncio.run(main())
     assert result.status == "failed" and "Cannot reach the model" in result.reason
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RunStore]:
+    with RunStore(default_store_path(tmp_path)) as s:
+        yield s
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_finished_run_is_listed_and_shown_as_a_linear_tree(scripted: ScriptedModelServer, store: RunStore) -> None:
+    result, recorder = run_agent(scripted, SiteEnv(), store)
+    assert result.status == "finished" and recorder.finished_with == result
+
+    [summary] = store.list_runs()
+    assert (summary.run_id, summary.strategy, summary.status, summary.answer, summary.nodes) == (
+        "r1", "greedy", "finished", "$54.10", 3)
+    assert "r1" in format_runs([summary]) and "How much was order 1042?" in format_runs([summary])
+
+    stored = store.load_run("r1")
+    assert (stored.run.model, stored.run.reason) == ("m", "")
+    assert [(n.node_id, n.parent_id, n.url, n.status) for n in stored.nodes] == [
+        (0, None, "http://shop.test/", "expanded"),
+        (1, 0, "http://shop.test/orders", "expanded"),
+        (2, 1, "http://shop.test/orders", "terminal"),
+    ]
+    assert stored.nodes[0].observation_text == asyncio.run(SiteEnv().observe()).text
+    assert stored.trajectory == [0, 1, 2]
+    [usage] = stored.usage
+    assert (usage.role, usage.calls, usage.prompt_tokens, usage.completion_tokens) == (
+        "policy", 2, result.usage.prompt_tokens, result.usage.completion_tokens)
+
+    shown = format_run(stored)
+    assert "Run r1: finished" in shown and "Strategy:  greedy" in shown and "Answer:    $54.10" in shown
+    assert "\n★ #0 (start) http://shop.test/  expanded\n" in shown
+    assert "\n└── ★ #1 click [7] → http://shop.test/orders  expanded\n" in shown
+    assert '\n    └── ★ #2 stop [$54.10]  terminal answer="$54.10"\n' in shown
+    assert "Chosen trajectory:\n  1. #1 click [7]\n  2. #2 stop [$54.10]\n" in shown
+    assert "\n  policy      2" in shown
+
+
+@pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)
+def test_a_failed_run_is_recorded_with_its_reason(scripted: ScriptedModelServer, store: RunStore) -> None:
+    result, _ = run_agent(scripted, SiteEnv(), store, max_repeats=10)
+    assert result.status == "failed"
+    stored = store.load_run("r1")
+    assert (stored.run.status, stored.run.reason) == ("failed", result.reason)
+    assert [(n.action_text, n.status) for n in stored.nodes[1:]] == [("click [8]", "dead")] * 3
+    assert stored.usage[0].calls == 3
+    shown = format_run(stored)
+    assert "Run r1: failed" in shown and "Reason:    stopped early: 3 invalid actions in a row" in shown
+
+
+@pytest.mark.parametrize("scripted", [[Rule(reply="I am not sure what to do here.")]], indirect=True)
+def test_unparseable_answers_are_recorded_as_invalid_steps(scripted: ScriptedModelServer, store: RunStore) -> None:
+    run_agent(scripted, SiteEnv(), store)
+    stored = store.load_run("r1")
+    assert [(n.action_text, n.status, n.url) for n in stored.nodes[1:]] == [("", "invalid", "http://shop.test/")] * 3
+    assert "└── ★ #3 (no action)  invalid" in format_run(stored)
+
+
+SCROLL_ON_ORDERS = [
+    Rule(when_contains=["URL: http://shop.test/orders"], search_in="last_user", reply=cot("scroll [down]")),
+    ANSWERS[1],
+]
+
+
+@pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
+def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, store: RunStore) -> None:
+    class HangingEnv(SiteEnv):
+        """The second action never returns, so the user stops the run while it is under way."""
+
+        async def execute(self, action: Action) -> ExecResult:
+            if self.executed:
+                executing.set()
+                await asyncio.Event().wait()
+            return await super().execute(action)
+
+    async def main() -> None:
+        async with LLMClient(LLMConfig(base_url=scripted.base_url, api_key="t", model="m", max_retries=0)) as client:
+            run = asyncio.create_task(GreedyAgent(client, store=store).run("task", HangingEnv(), Recorder(),
+                                                                           run_id="r1"))
+            await executing.wait()
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+
+    executing = asyncio.Event()
+    asyncio.run(main())
+    stored = store.load_run("r1")
+    assert (stored.run.status, stored.run.reason) == ("stopped", "stopped by the user")
+    assert stored.run.finished_at is not None and stored.usage[0].calls == 2
+    # The step under way when the user stopped is not recorded, as it is not in the run's steps either.
+    assert [(n.action_text, n.url, n.status) for n in stored.nodes] == [
+        ("", "http://shop.test/", "expanded"), ("click [7]", "http://shop.test/orders", "open")]
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_broken_store_does_not_break_the_run(scripted: ScriptedModelServer, store: RunStore,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    store.close()
+    result, _ = run_agent(scripted, SiteEnv(), store)
+    assert result.status == "finished" and result.answer == "$54.10"
+    assert [r.message for r in caplog.records].count("the run store failed; run r1 continues unrecorded") == 1
+
+
+def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
+    async def main() -> None:
+        async with LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as client:
+            model = ModelSetup(client=client, scripted=False, description="m")
+            agent = build_agent(model, None, RunOptions(max_steps=5), store, DenyApprover())  # type: ignore[arg-type]
+            assert isinstance(agent, GreedyAgent) and agent.store is store and agent.config.max_steps == 5
+
+    asyncio.run(main())

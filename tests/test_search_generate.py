@@ -168,3 +168,34 @@ def test_without_a_page_only_parsing_is_checked() -> None:
     candidates, failures = generate(fake, single(), view=None)
     assert failures == [] and [c.action for c in candidates] == [Click(42)]
     assert len(fake.calls) == 1
+
+
+class DeadAddresses:
+    """A UrlCheck that knows which addresses fail, and counts what it was asked."""
+
+    def __init__(self, dead: dict[str, str]) -> None:
+        self.dead = dead
+        self.asked: list[str] = []
+
+    async def check(self, url: str) -> str | None:
+        self.asked.append(url)
+        return self.dead.get(url)
+
+
+def test_a_goto_whose_address_fails_is_sent_back_with_the_reason() -> None:
+    fake = FakeModel.queue(answer("goto [http://shop.example/nope]"), answer("goto [http://shop.example/garden]"))
+    check = DeadAddresses({"http://shop.example/nope": "http://shop.example/nope answers HTTP 404"})
+    candidates, failures = asyncio.run(generate_candidates(RoleModel(fake, "policy"), data(), single(), VIEW, check))
+    assert failures == []
+    assert [c.action_text for c in candidates] == ["goto [http://shop.example/garden]"]
+    assert fake.calls[1].last == ("`goto [http://shop.example/nope]` cannot be done: http://shop.example/nope answers "
+                                  "HTTP 404. Give one valid action in the same format.")
+    assert check.asked == ["http://shop.example/nope", "http://shop.example/garden"]
+
+
+def test_only_addresses_are_checked_and_only_after_the_page_checks_pass() -> None:
+    fake = FakeModel.queue(answer("goto [file:///etc/passwd]"), answer("click [1]"))
+    check = DeadAddresses({})
+    candidates, _ = asyncio.run(generate_candidates(RoleModel(fake, "policy"), data(), single(), VIEW, check))
+    assert [c.action_text for c in candidates] == ["click [1]"]
+    assert check.asked == []

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from branchwise.actions import Action, Click
+from branchwise.agent.env import EnvView, ExecResult
+from branchwise.agent.reporting import TerminalReporter
 from branchwise.llm import ChatMessage, LLMConfig, Usage
+from branchwise.observation import PageView
 from branchwise.search.approval import (
     ApprovalRequest,
     Approver,
@@ -13,10 +19,20 @@ from branchwise.search.approval import (
     DenyApprover,
     ScriptedApprover,
     TerminalApprover,
+    approval_request,
+    element_label,
 )
+from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
+from branchwise.search.classes import ActionClass, Classification
+from branchwise.search.context import SearchContext, SearchOutcome
+from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.trace import SearchTrace
+from branchwise.search.value import ValueConfig
+from branchwise.store import RunRecord, RunStore, StoredRun
 
-from fake_models import FakeModel
+from fake_models import Call, FakeModel
+from pageviews import page
 
 ASK = [ChatMessage(role="user", content="Next action?")]
 PER_CALL = Usage(calls=1, prompt_tokens=100, completion_tokens=20)
@@ -123,3 +139,98 @@ def test_deny_approver_says_why() -> None:
         False, "policy", "nobody can be asked: confirmation in the side panel is not available yet")
     assert decide(DenyApprover("runs from the API never act destructively")).note == (
         "runs from the API never act destructively")
+
+
+PRODUCT_URL, CART_URL = "https://shop.example/product/7", "https://shop.example/cart"
+# [1] link 'Home', [2] button 'Add to cart'
+PRODUCT = page(("link", "Home"), ("button", "Add to cart"), url=PRODUCT_URL, title="Planter")
+CART = page(("link", "Home"), ("status", "Added Planter to your cart."), url=CART_URL, title="Cart")
+ADD_REASON = "clicks the button 'Add to cart'"
+
+
+def test_element_label_names_the_target_on_the_page_it_runs_on() -> None:
+    assert element_label(Click(2), PRODUCT) == "button 'Add to cart'"
+    assert element_label(Click(99), PRODUCT) == ""
+    assert element_label(Click(2), None) == ""
+    request = approval_request("r1", Click(2), "click [2]", PRODUCT_URL, PRODUCT,
+                               Classification(ActionClass.DESTRUCTIVE, (ADD_REASON,)))
+    assert request == ApprovalRequest("r1", "click [2]", PRODUCT_URL, "button 'Add to cart'", (ADD_REASON,))
+
+
+@dataclass
+class ShopEnv:
+    """A product page whose 'Add to cart' button leads to the cart; stands in for BrowserEnv."""
+
+    url: str = PRODUCT_URL
+    last: EnvView | None = None
+    executed: list[Action] = field(default_factory=list)
+
+    async def observe(self) -> EnvView:
+        shown: PageView = PRODUCT if self.url == PRODUCT_URL else CART
+        self.last = EnvView(shown.text, shown.url, shown.title, tab_id=1, raw_node_count=len(shown.elements),
+                            page=shown)
+        return self.last
+
+    async def execute(self, action: Action) -> ExecResult:
+        self.executed.append(action)
+        self.url = CART_URL
+        return ExecResult(True)
+
+
+class NoBacktracker:
+    async def move(self, *args: object) -> object:
+        raise AssertionError("this search never has to go back")
+
+
+def policy(call: Call) -> str:
+    action = "stop [Added Planter]" if CART_URL in call.last else "click [2]"
+    return f"Let's think step-by-step. In summary, the next action I will perform is ```{action}```"
+
+
+def value(call: Call) -> str:
+    if "Agent's answer to the user: Added Planter" in call.last:
+        return "Thoughts: done.\nStatus: success"
+    return "Thoughts: not yet.\nStatus: failure\nOn the right track to success: yes"
+
+
+def best_first(approver: Approver, tmp_path: Path) -> tuple[SearchOutcome, ShopEnv, StoredRun, str]:
+    """Best-first search on the task "add the planter to the cart"; the outcome, the env, the stored run, the output."""
+    env, out = ShopEnv(), io.StringIO()
+    reporter = TerminalReporter(out)
+    roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                       RoleModel(FakeModel(value), "reward"))
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        store.start_run(RunRecord(run_id="r1", task="Add the planter to the cart", strategy="best_first"))
+        ctx = SearchContext("r1", "Add the planter to the cart", env, roles, NoBacktracker(),  # type: ignore[arg-type]
+                            HeuristicClassifier(), approver, SearchTrace("r1", "best_first", reporter, store),
+                            reporter, [])
+        search = BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2)))
+        outcome = asyncio.run(search.search(ctx))
+        stored = store.load_run("r1")
+    return outcome, env, stored, out.getvalue()
+
+
+def test_best_first_asks_with_the_element_and_the_reasons_and_records_the_approval(tmp_path: Path) -> None:
+    approver = ScriptedApprover([True])
+    outcome, env, stored, shown = best_first(approver, tmp_path)
+    assert approver.requests == [ApprovalRequest("r1", "click [2]", PRODUCT_URL, "button 'Add to cart'",
+                                                 (ADD_REASON,))]
+    assert outcome == SearchOutcome("finished", answer="Added Planter")
+    assert env.executed == [Click(2)]
+    decided = [(c.node_id, c.action_text, c.reasons, c.decision, c.decided_by) for c in stored.classifications
+               if c.decision is not None]
+    assert decided == [(0, "click [2]", [ADD_REASON], "approved", "script")]
+    assert "`click [2]` changed the site: #1 is the new root" in shown
+    by_id = {n.node_id: n for n in stored.nodes}
+    assert by_id[0].status == "invalid", "nothing before the change to the site can be reached again"
+
+
+def test_best_first_denied_runs_nothing_and_says_why_it_stopped(tmp_path: Path) -> None:
+    approver = ScriptedApprover([False])
+    outcome, env, stored, shown = best_first(approver, tmp_path)
+    assert [r.element for r in approver.requests] == ["button 'Add to cart'"]
+    assert env.executed == []
+    assert outcome.status == "failed" and "not allowed to run `click [2]`" in outcome.reason
+    assert "not running `click [2]`: denied by script" in shown
+    assert [(c.decision, c.decided_by) for c in stored.classifications if c.decision] == [("denied", "script")]
+    assert {n.node_id: n.status for n in stored.nodes}[1] == "dead"

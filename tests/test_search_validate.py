@@ -8,6 +8,7 @@ from branchwise.actions import (
     Click,
     CloseTab,
     GoBack,
+    GoForward,
     Goto,
     Hover,
     NewTab,
@@ -18,8 +19,10 @@ from branchwise.actions import (
     TabFocus,
     Type,
 )
+from branchwise.agent.env import EnvView
 from branchwise.observation import PageView
-from branchwise.search.validate import validate_action
+from branchwise.protocol import NavigationInfo, ScrollInfo, TabInfo
+from branchwise.search.validate import ActionSpace, validate_action
 
 from pageviews import page
 
@@ -40,8 +43,9 @@ FORM = page(
 )
 
 
-def check(action: Action, view: PageView | None = FORM, tabs: int = 1, *, dialog_open: bool = False) -> str | None:
-    return validate_action(action, view, tabs, dialog_open=dialog_open)
+def check(action: Action, view: PageView | None = FORM, tabs: int = 1, *, dialog_open: bool = False,
+          **space: bool) -> str | None:
+    return validate_action(action, view, ActionSpace(tab_count=tabs, dialog_open=dialog_open, **space))
 
 
 @pytest.mark.parametrize("action", [
@@ -124,3 +128,44 @@ def test_an_open_dialog_skips_element_checks() -> None:
 
 def test_no_page_skips_element_checks() -> None:
     assert check(Click(42), None) is None
+
+
+def test_scroll_needs_somewhere_to_go() -> None:
+    assert check(Scroll("down"), can_scroll_down=False) == ("the page is already scrolled to the bottom; everything "
+                                                            "below is in the observation")
+    assert check(Scroll("up"), can_scroll_up=False) == "the page is already at the top"
+    assert check(Scroll("up"), can_scroll_down=False) is None
+    # A dialog covers the page: its scroll position says nothing about what the model may do.
+    assert check(Scroll("down"), dialog_open=True, can_scroll_down=False) is None
+
+
+def test_history_moves_need_history() -> None:
+    assert check(GoBack(), can_go_back=False) == "there is no previous page in this tab"
+    assert check(GoForward(), can_go_forward=False) == "there is no next page in this tab to go forward to"
+    assert check(GoForward()) is None
+
+
+def view_with(scroll: ScrollInfo, navigation: NavigationInfo | None = None, tabs: int = 1) -> EnvView:
+    return EnvView("", "https://shop.example/", "", 1, 0, page=FORM, scroll=scroll, navigation=navigation or NavigationInfo(),
+                   tabs=tuple(TabInfo(tab_id=i + 1, index=i) for i in range(tabs)))
+
+
+def test_action_space_of_a_short_page_at_the_top_of_a_fresh_tab() -> None:
+    space = ActionSpace.of(view_with(ScrollInfo(y=0, viewport_height=900, page_height=900),
+                                     NavigationInfo(can_go_back=False, can_go_forward=False)))
+    assert space == ActionSpace(tab_count=1, can_scroll_up=False, can_scroll_down=False, can_go_back=False,
+                                can_go_forward=False)
+
+
+def test_action_space_in_the_middle_of_a_long_page_with_history() -> None:
+    space = ActionSpace.of(view_with(ScrollInfo(y=900, viewport_height=900, page_height=2700),
+                                     NavigationInfo(can_go_back=True, can_go_forward=False), tabs=3))
+    assert (space.tab_count, space.can_scroll_up, space.can_scroll_down) == (3, True, True)
+    assert (space.can_go_back, space.can_go_forward) == (True, False)
+    bottom = ActionSpace.of(view_with(ScrollInfo(y=1799.5, viewport_height=900, page_height=2700)))
+    assert (bottom.can_scroll_up, bottom.can_scroll_down) == (True, False)
+
+
+def test_unknown_scroll_and_history_forbid_nothing() -> None:
+    space = ActionSpace.of(view_with(ScrollInfo()))
+    assert space == ActionSpace()

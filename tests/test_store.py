@@ -412,3 +412,17 @@ def test_format_runs_table() -> None:
         f"{' ' * 16}  Order #1042 placed",
         f"00aa11bb22cc  {when}  -           running       1     0/0  {'x' * 47}…",
     ]
+
+
+def test_format_run_shows_where_an_action_led_to_another_page() -> None:
+    nodes = [node("u1", 0, None, url="http://shop.test/"),
+             node("u1", 1, 0, action_text="click [7]", url="http://shop.test/orders"),
+             node("u1", 2, 1, action_text="scroll [down]", url="http://shop.test/orders"),
+             node("u1", 3, 2, action_text="click [9]"),  # not observed yet: no URL to show
+             node("u1", 5, 4, action_text="click [4]", url="http://shop.test/cart")]  # orphan: no parent URL
+    lines = format_run(StoredRun(run=run_record("u1"), nodes=nodes)).splitlines()
+    assert "#0 (start) http://shop.test/  open" in lines
+    assert "└── #1 click [7] → http://shop.test/orders  open" in lines
+    assert "    └── #2 scroll [down]  open" in lines
+    assert "        └── #3 click [9]  open" in lines
+    assert "#5 click [4]  open" in lines

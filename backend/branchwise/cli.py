@@ -11,6 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, TextIO
 
 from . import __version__
 from .agent.base import Agent
@@ -83,6 +84,8 @@ def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
 
 
 STRATEGIES = ("greedy", "best_first", "action_aware")
+ConfirmMode = Literal["ask", "deny"]
+CONFIRM_MODES: tuple[ConfirmMode, ...] = ("ask", "deny")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class RunOptions:
     max_steps: int
     strategy: str = "greedy"
     backtrack: BacktrackMode = "speculative"
+    # None: ask when stdin is a terminal, else deny.
+    confirm: ConfirmMode | None = None
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -103,7 +108,7 @@ def open_store(data_dir: Path) -> RunStore:
 def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store: RunStore | None,
                 approver: Approver) -> Agent:
     if options.strategy == "greedy":
-        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps))
+        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps), store=store)
     search = SearchConfig(
         strategy=options.strategy,  # type: ignore[arg-type]
         backtrack=options.backtrack,
@@ -112,10 +117,18 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
     return SearchAgent(model.roles, browser, search, store=store, approver=approver)
 
 
-def cli_approver() -> Approver:
-    if sys.stdin.isatty():
-        return TerminalApprover()
-    return DenyApprover("the terminal is not interactive, so nobody can approve it")
+def cli_approver(confirm: ConfirmMode | None = None, stdin: TextIO | None = None,
+                 out: TextIO | None = None) -> Approver:
+    """`--confirm ask` asks on stdin even when it is not a terminal (a script or a test may answer)."""
+    stdin, out = stdin or sys.stdin, out or sys.stdout
+    if confirm is None:
+        if not stdin.isatty():
+            return DenyApprover("the terminal is not interactive, so nobody can approve it (--confirm ask reads the "
+                                "answer from stdin anyway)")
+        confirm = "ask"
+    if confirm == "ask":
+        return TerminalApprover(stdin, out)
+    return DenyApprover("destructive actions are refused by --confirm deny")
 
 
 async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, options: RunOptions,
@@ -124,10 +137,10 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
     env = BrowserEnv(session.browser, tab.tab_id, EnvConfig())
     reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
                          SidePanelReporter(session.hub, scripted_model=model.scripted))
-    agent = build_agent(model, session.browser, options, store, cli_approver())
+    agent = build_agent(model, session.browser, options, store, cli_approver(options.confirm))
     result = await agent.run(task, env, reporter)
-    if store is not None and options.strategy != "greedy":
-        say(f"See the search tree with: branchwise show {result.run_id}")
+    if store is not None:
+        say(f"See the run with: branchwise show {result.run_id}")
     return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
 
 
@@ -147,7 +160,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
-    return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack)
+    return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack,
+                      confirm=getattr(args, "confirm", None))
 
 
 def finish(result: RunResult, json_path: Path | None) -> int:
@@ -274,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--connect-timeout", type=float, default=120.0,
                      help="without --launch: how long to wait for the extension to connect (seconds)")
     add_strategy_args(run)
+    run.add_argument("--confirm", choices=CONFIRM_MODES, default=None,
+                     help="when search wants to run a possibly destructive action: ask (prompt and read the answer "
+                          "from stdin) or deny (default: ask when stdin is a terminal, else deny)")
     add_backend_args(run, None)
     add_model_args(run)
     run.set_defaults(handler=cmd_run)

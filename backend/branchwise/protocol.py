@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -96,6 +96,17 @@ class ScrollInfo(Model):
     viewport_height: float = 0
     page_width: float = 0
     page_height: float = 0
+
+
+class NavigationInfo(Model):
+    """Where the tab stands in its history and how its document loaded: the planner's dynamic action space needs it
+    (go_back only with a page behind, a goto target that answers 4xx/5xx or fails to load is not worth a branch)."""
+
+    # None: not known (the planner then forbids nothing).
+    can_go_back: bool | None = None
+    can_go_forward: bool | None = None
+    http_status: int | None = Field(default=None, description="The main document's HTTP status, when the page knows it")
+    error_page: bool = Field(default=False, description="Chromium shows its own error page (no connection, bad host...)")
 
 
 class DialogInfo(Model):
@@ -291,6 +302,7 @@ class Observation(Envelope):
     title: str = ""
     tabs: list[TabInfo] = []
     scroll: ScrollInfo = ScrollInfo()
+    navigation: NavigationInfo = NavigationInfo()
     dialog: DialogInfo | None = None
     frames: list[FrameTree]
     capture_ms: float = 0

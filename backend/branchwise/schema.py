@@ -31,6 +31,7 @@ from .protocol import (
     ListTabs,
     NetworkRequest,
     Observation,
+    NavigationInfo,
     Observe,
     OpenTab,
     Ping,
@@ -80,6 +81,7 @@ EXAMPLES: list[Envelope] = [
     Observation(
         id="a6", reply_to="b8", tab_id=1842, url=f"{SHOP}/", title="Acme Outfitters", tabs=[TAB],
         scroll=ScrollInfo(x=0, y=0, viewport_width=1280, viewport_height=900, page_width=1280, page_height=2400),
+        navigation=NavigationInfo(can_go_back=True, http_status=200),
         frames=[FrameTree(frame_id="9A1F", url=f"{SHOP}/", nodes=[
             _node("1", "RootWebArea", "Acme Outfitters", 3, ["2"], None),
             _node("2", "link", "Garden", 41, [], "1"),

@@ -85,14 +85,35 @@ function dedupeFrames(frames) {
   return frames.filter((f) => (seen.has(f.frame_id) ? false : (seen.add(f.frame_id), true)));
 }
 
-async function readScroll(tabId) {
+// Scroll position, and how the document loaded: the navigation timing entry carries the main document's HTTP status.
+async function readPage(tabId) {
   const expression = `JSON.stringify({x: scrollX, y: scrollY, viewport_width: innerWidth, viewport_height: innerHeight,
-    page_width: document.documentElement.scrollWidth, page_height: document.documentElement.scrollHeight})`;
+    page_width: document.documentElement.scrollWidth, page_height: document.documentElement.scrollHeight,
+    status: performance.getEntriesByType("navigation")[0]?.responseStatus || null})`;
+  // The debugger cannot read Chromium's own error pages; webNavigation knows the top frame failed to load.
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  const errorPage = Boolean(frame?.errorOccurred);
   try {
     const { result } = await send(tabId, "Runtime.evaluate", { expression, returnByValue: true });
-    return JSON.parse(result.value);
+    const { status, ...scroll } = JSON.parse(result.value);
+    return { scroll, status, errorPage };
   } catch {
-    return {};
+    return { scroll: {}, status: null, errorPage };
+  }
+}
+
+async function readHistory(tabId) {
+  try {
+    const { currentIndex, entries } = await send(tabId, "Page.getNavigationHistory", {});
+    // Tabs Branchwise opens start at about:blank (handed over before they load): going back there is no move.
+    const real = (e) => e.url !== "about:blank";
+    return {
+      can_go_back: entries.slice(0, currentIndex).some(real),
+      can_go_forward: entries.slice(currentIndex + 1).some(real),
+    };
+  } catch {
+    // Unknown (null): the planner forbids nothing rather than a move the tab may allow.
+    return { can_go_back: null, can_go_forward: null };
   }
 }
 
@@ -101,8 +122,9 @@ export async function observe(tabId, includeFrames) {
   await ensureAttached(tabId);
   const tab = await chrome.tabs.get(tabId);
   const dialog = currentDialog(tabId);
+  const history = readHistory(tabId);
   let frames = [];
-  let scroll = {};
+  let page = { scroll: {}, status: null, errorPage: false };
   // While a JS dialog is open the page's renderer is blocked: report the dialog instead of hanging on the tree.
   if (!dialog) {
     const captures = [captureTarget(tabId, undefined, null, undefined)];
@@ -111,9 +133,10 @@ export async function observe(tabId, includeFrames) {
         captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
       }
     }
-    frames = dedupeFrames((await Promise.all(captures)).flat());
+    let captured;
+    [captured, page] = await Promise.all([Promise.all(captures), readPage(tabId)]);
+    frames = dedupeFrames(captured.flat());
     if (!includeFrames) frames = frames.filter((f) => !f.parent_frame_id);
-    scroll = await readScroll(tabId);
   }
   return {
     type: "observation",
@@ -121,7 +144,8 @@ export async function observe(tabId, includeFrames) {
     url: tab.url || "",
     title: tab.title || "",
     tabs: await listHanded(),
-    scroll,
+    scroll: page.scroll,
+    navigation: { ...(await history), http_status: page.status, error_page: page.errorPage },
     dialog,
     frames,
     capture_ms: performance.now() - started,

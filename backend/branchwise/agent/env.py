@@ -40,9 +40,11 @@ from ..protocol import (
     GoForwardCmd,
     GotoCmd,
     HoverCmd,
+    NavigationInfo,
     Observation,
     PressCmd,
     ScrollCmd,
+    ScrollInfo,
     SelectCmd,
     TabInfo,
     TypeCmd,
@@ -71,6 +73,8 @@ class EnvView:
     dialog: DialogInfo | None = None
     # The agent's tabs in `tab_focus` order; the page above is in tab `active_tab`.
     tabs: tuple[TabInfo, ...] = ()
+    scroll: ScrollInfo = field(default_factory=ScrollInfo)
+    navigation: NavigationInfo = field(default_factory=NavigationInfo)
 
     @property
     def active_tab(self) -> int:
@@ -109,12 +113,13 @@ class BrowserEnv:
         tabs = tuple(ordered_tabs(observation))
         if observation.dialog is not None:
             view = EnvView(dialog_text(observation, observation.dialog), observation.url, observation.title,
-                           self.tab_id, 0, dialog=observation.dialog, tabs=tabs)
+                           self.tab_id, 0, dialog=observation.dialog, tabs=tabs, navigation=observation.navigation)
         else:
             sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
                          for frame in observation.frames for node_id in frame.sensitive_node_ids]
             page = process(observation, self.config.observation, sensitive)
-            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs)
+            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs,
+                           scroll=observation.scroll, navigation=observation.navigation)
         self.last = view
         return view
 

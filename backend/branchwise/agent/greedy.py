@@ -2,6 +2,8 @@
 
 Early stops follow WebArena: the same action proposed too often on an unchanged page, or too many invalid actions in a
 row (unparseable answers and actions the page refused both count), or the step limit.
+
+With a run store, the run is recorded as search runs are, as a linear tree: the start page, then one node per step.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from ..actions import ActionParseError, Stop, parse_response
-from ..llm import ChatMessage, Completion, LLMError, Usage
+from ..llm import ChatMessage, Completion, LLMConfig, LLMError, Usage
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..protocol import new_id
+from ..store import NodeRecord, RunRecord, RunStore, RunWriter
+from ..store import UsageRecord as StoredUsage
+from ..store.records import NodeStatus
 from .env import EnvView, ExecResult
 from .records import RunResult, StepRecord, UsageRecord
 from .reporting import RunReporter
@@ -40,6 +45,9 @@ class Model(Protocol):
     @property
     def usage(self) -> Usage: ...
 
+    @property
+    def config(self) -> LLMConfig: ...
+
 
 class Environment(Protocol):
     async def observe(self) -> EnvView: ...
@@ -55,10 +63,53 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
+class GreedyTrace:
+    """The run in the store, shaped like a search tree (node = page state, reached by its action from its parent):
+    the start page is the root and step i's action leads to node i, whose page is known once step i+1 observes it."""
+
+    def __init__(self, writer: RunWriter) -> None:
+        self.writer = writer
+        # What the store holds of each node, without page text (written once, when the page is observed).
+        self.nodes: list[NodeRecord] = []
+
+    async def _put(self, node: NodeRecord, text: str = "") -> None:
+        if node.node_id == len(self.nodes):
+            self.nodes.append(node)
+        else:
+            self.nodes[node.node_id] = node
+        await self.writer.node(node.model_copy(update={"observation_text": text}) if text else node)
+
+    async def observed(self, view: EnvView) -> None:
+        page = {"url": view.url, "title": view.title}
+        if self.nodes:
+            await self._put(self.nodes[-1].model_copy(update=page), view.text)
+        else:
+            await self._put(NodeRecord(run_id=self.writer.run_id, node_id=0, **page), view.text)
+
+    async def stepped(self, record: StepRecord, status: NodeStatus, answer: str | None = None) -> None:
+        """Step `record` from the last node's page: "open" if its action ran, "dead" if the page refused it,
+        "invalid" if it never ran, "terminal" for the answer."""
+        parent = self.nodes[-1]
+        if parent.status == "open":
+            await self._put(parent.model_copy(update={"status": "expanded"}))
+        # An action that did not run leaves the page as it was; where one that ran led is known at the next observe.
+        url, title = ("", "") if status in ("open", "dead") else (parent.url, parent.title)
+        await self._put(NodeRecord(
+            run_id=self.writer.run_id, node_id=len(self.nodes), parent_id=parent.node_id, depth=parent.depth + 1,
+            url=url, title=title, action_text=record.action, thought=record.thought, status=status, answer=answer))
+
+    async def finished(self, result: RunResult, usage: Usage) -> None:
+        if self.nodes:
+            await self.writer.trajectory([n.node_id for n in self.nodes])
+        await self.writer.finish(result.status, result.answer, result.reason,
+                                 [StoredUsage(run_id=result.run_id, role="policy", **usage.model_dump())])
+
+
 class GreedyAgent:
-    def __init__(self, model: Model, config: GreedyConfig | None = None) -> None:
+    def __init__(self, model: Model, config: GreedyConfig | None = None, *, store: RunStore | None = None) -> None:
         self.model = model
         self.config = config or GreedyConfig()
+        self.store = store
 
     async def run(
         self, task: str, env: Environment, reporter: RunReporter, *, run_id: str | None = None
@@ -67,9 +118,12 @@ class GreedyAgent:
         # The client may be shared by several runs: count only what this one used.
         usage_before = self.model.usage
         result = RunResult(run_id=run_id, task=task, status="failed")
+        writer = RunWriter(self.store, run_id)
+        await writer.start(RunRecord(run_id=run_id, task=task, strategy="greedy", model=self.model.config.model))
+        trace = GreedyTrace(writer)
         await reporter.started(run_id, task)
         try:
-            await self._loop(task, env, reporter, result)
+            await self._loop(task, env, reporter, result, trace)
         except asyncio.CancelledError:
             result.status, result.reason = "stopped", "stopped by the user"
             raise
@@ -79,20 +133,25 @@ class GreedyAgent:
             log.exception("run %s failed", run_id)
             result.status, result.reason = "failed", f"{type(exc).__name__}: {exc}"
         finally:
-            result.usage = UsageRecord.of(self.model.usage - usage_before)
+            used = self.model.usage - usage_before
+            result.usage = UsageRecord.of(used)
+            await trace.finished(result, used)
             await asyncio.shield(reporter.finished(result))
         return result
 
-    async def _loop(self, task: str, env: Environment, reporter: RunReporter, result: RunResult) -> None:
+    async def _loop(self, task: str, env: Environment, reporter: RunReporter, result: RunResult,
+                    trace: GreedyTrace) -> None:
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0
         for index in range(1, self.config.max_steps + 1):
             view = await env.observe()
+            await trace.observed(view)
             messages = build_cot_messages(task, view.text, view.url, previous, config=self.config.prompt)
             completion = await self.model.complete(messages, temperature=self.config.temperature)
             record = StepRecord(index=index, url=view.url, observation_chars=len(view.text),
                                 observation_tokens=approx_tokens(view.text))
+            status: NodeStatus = "invalid"
             try:
                 parsed = parse_response(completion.text)
             except ActionParseError as exc:
@@ -102,6 +161,7 @@ class GreedyAgent:
             else:
                 record.thought, record.action = parsed.thought.strip(), parsed.action.to_text()
                 if isinstance(parsed.action, Stop):
+                    await trace.stepped(record, "terminal", parsed.action.answer)
                     result.steps.append(record)
                     await reporter.step(result.run_id, record)
                     result.status, result.answer = "finished", parsed.action.answer
@@ -110,12 +170,14 @@ class GreedyAgent:
                 repeats[key] += 1
                 if repeats[key] > self.config.max_repeats:
                     record.error = "same action repeated on an unchanged page"
+                    await trace.stepped(record, "invalid")
                     result.steps.append(record)
                     await reporter.step(result.run_id, record)
                     result.reason = (f"stopped early: `{record.action}` was proposed {repeats[key]} times on the same "
                                      "page")
                     return
                 outcome = await env.execute(parsed.action)
+                status = "open" if outcome.ok else "dead"
                 if outcome.ok:
                     invalid_in_a_row = 0
                     previous = record.action
@@ -123,6 +185,7 @@ class GreedyAgent:
                     invalid_in_a_row += 1
                     record.error = outcome.error
                     previous = f"{record.action} (it failed: {outcome.error})"
+            await trace.stepped(record, status)
             result.steps.append(record)
             await reporter.step(result.run_id, record)
             if invalid_in_a_row >= self.config.max_invalid_in_a_row:

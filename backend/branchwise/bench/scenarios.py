@@ -7,12 +7,17 @@ scripted model's placeholders; nothing about the shop's data is hard-coded.
 
 from __future__ import annotations
 
+from branchwise.sandbox.landmarks import NOVEL_WITHOUT_REVIEWS
 from branchwise.scripted_model import Script
 from branchwise.scripted_model.script import Rule
 
 PRICE = r"\$\d+\.\d\d"
 GARDEN_TASK = "What is the price of the cheapest product in the Garden category?"
 DEAL_TASK = "What is the price of the first product listed in the Garden category?"
+# A landmark product: it exists in every seeded shop and has neither sizes nor colors to choose.
+CART_PRODUCT = NOVEL_WITHOUT_REVIEWS
+CART_TASK = f"Add {CART_PRODUCT} to my shopping cart."
+ADDED = r"Added .+? to your cart\."
 
 CHECKLIST = ("Checklist 1: Sort the Garden products by price - order them from low to high\n"
              "Checklist 2: Read the first price - the cheapest product comes first")
@@ -142,5 +147,26 @@ def best_first_script() -> Script:
                         "select_option [{{id: combobox 'Sort by'}}] [Price: low to high]")),
         Rule(name="home: open the category", when_contains=[objective, "link 'Garden'"], search_in="last_user",
              reply=_act("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
+    ]
+    return Script(rules=rules)
+
+
+def cart_script() -> Script:
+    """Best-first search from the product page: the only move is "Add to cart" (a POST form, so destructive); on the
+    cart page the policy reports the shop's confirmation, which the value function counts as success."""
+    objective = f"OBJECTIVE: {CART_TASK}"
+    value = "Agent's answer to the user:"
+    rules = [
+        Rule(name="value: the cart confirms it", when_contains=[value, "Agent's answer to the user: Added "],
+             when_regex=r"Current URL: \S*/cart", reply="Thoughts: the shop confirms the book is in the cart.\n"
+                                                    "Status: success"),
+        Rule(name="value: on the way", when_contains=[value],
+             reply="Thoughts: not in the cart yet.\nStatus: failure\nOn the right track to success: yes"),
+        Rule(name="cart: report the confirmation", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/cart\?\S*notice=added",
+             reply=_act("The cart page confirms the book was added.", f"stop [{{{{match: {ADDED}}}}}]")),
+        Rule(name="product: add to cart", when_contains=[objective, "button 'Add to cart'"], search_in="last_user",
+             reply=_act("This is the book's page; the Add to cart button puts it in the cart.",
+                        "click [{{id: button 'Add to cart'}}]")),
     ]
     return Script(rules=rules)

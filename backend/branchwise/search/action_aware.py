@@ -15,19 +15,19 @@ import logging
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Action, Stop
-from ..observation.view import ElementInfo
-from .approval import ApprovalRequest
 from .candidates import Candidate, merge_candidates
 from .classes import ActionClass, Classification
 from .context import (
     LostTrack,
     SearchContext,
     SearchOutcome,
+    ask_approval,
     history_of,
     live_action,
     node_from_view,
     record_step,
 )
+from .examples import RetrievalConfig, examples_block
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
 from .rephrase import rephrase
@@ -48,14 +48,7 @@ class ActionAwareConfig(BaseModel):
     # Termination "all_agree": a stop counts only when at least this many generators proposed it at the node.
     min_stop_votes: int = Field(default=2, ge=1)
     rephrase: bool = True
-
-
-def _element_label(item: FrontierItem, node: Node) -> str:
-    element_id = item.action.element_id
-    if element_id is None or node.page is None:
-        return ""
-    element: ElementInfo | None = node.page.elements.get(element_id)
-    return f"{element.role} '{element.name}'" if element else ""
+    retrieval: RetrievalConfig = RetrievalConfig()
 
 
 class ActionAwareSearch:
@@ -115,13 +108,13 @@ class _Run:
 
     async def expand(self, node: Node) -> None:
         ctx = self.ctx
-        view = ctx.env.last
         data = GenerationInput(
             task=ctx.task, observation=node.text, url=node.url, history=history_of(ctx, node),
-            rephrased_block=self.rephrased_block, tab_count=max(1, len(node.tabs)),
-            dialog_open=view is not None and view.dialog is not None,
+            rephrased_block=self.rephrased_block, space=node.space,
+            examples_block=examples_block(ctx.examples.top(ctx.task, node.text)) if ctx.examples else "",
         )
-        candidates, failures = await generate_candidates(ctx.roles.policy, data, self.config.generation, node.page)
+        candidates, failures = await generate_candidates(ctx.roles.policy, data, self.config.generation, node.page,
+                                                         ctx.url_check)
         for failure in failures:
             await ctx.trace.progress(f"#{node.id}: generator {failure.variation} gave no valid action "
                                      f"({failure.errors[-1]})")
@@ -204,15 +197,8 @@ class _Run:
             return item, current, action
 
     async def approved(self, node: Node, item: FrontierItem) -> bool:
-        ctx = self.ctx
-        decision = await ctx.approver.decide(ApprovalRequest(
-            run_id=ctx.run_id, action_text=item.action_text, url=node.url, element=_element_label(item, node),
-            reasons=item.reasons))
-        await ctx.trace.classified(node.id, item.action_text, Classification(item.action_class, item.reasons),
-                                   "approved" if decision.approved else "denied", decision.by)
-        if not decision.approved:
-            await ctx.trace.progress(f"not running `{item.action_text}`: denied by {decision.by}"
-                                     + (f" ({decision.note})" if decision.note else ""))
+        decision = await ask_approval(self.ctx, node, item.action, item.action_text,
+                                      Classification(item.action_class, item.reasons))
         return decision.approved
 
     async def execute(self, node: Node, item: FrontierItem, action: Action) -> Node:

@@ -22,9 +22,11 @@ from .backtrack import Backtracker, BacktrackMode, CheckpointProbe, NaiveBacktra
 from .best_first import BestFirstConfig, BestFirstSearch
 from .classes import ActionClassifier
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
+from .examples import load_examples
 from .heuristic import HeuristicClassifier
 from .roles import ModelRoles
 from .trace import SearchTrace
+from .urlcheck import UrlProbe
 
 log = logging.getLogger(__name__)
 
@@ -66,14 +68,18 @@ class SearchAgent:
         before = {role: model.usage for role, model in self.roles.by_role().items()}
         trace = SearchTrace(run_id, strategy.name, reporter, self.store)
         result = RunResult(run_id=run_id, task=task, status="failed", model=self.roles.policy.config.model)
-        if self.store is not None:
-            await trace.record(self.store.start_run, RunRecord(
-                run_id=run_id, task=task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
-                model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
+        await trace.writer.start(RunRecord(
+            run_id=run_id, task=task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
+            model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
         await reporter.started(run_id, task)
         await reporter.progress(run_id, f"strategy {strategy.name}, backtracking {self.config.backtrack}")
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
-                            trace, reporter, result.steps)
+                            trace, reporter, result.steps, url_check=UrlProbe(self.browser))
+        if self.store is not None and strategy.name == "action_aware":
+            ctx.examples = await load_examples(self.store, self.config.action_aware.retrieval, run_id)
+            if ctx.examples is not None:
+                await reporter.progress(run_id, f"retrieval: {len(ctx.examples)} past steps from "
+                                                f"{ctx.examples.runs} finished run(s)")
         try:
             outcome = await strategy.search(ctx)
         except asyncio.CancelledError:
@@ -92,17 +98,15 @@ class SearchAgent:
                 result.status = outcome.status
             result.answer, result.reason = outcome.answer, outcome.reason
             total = Usage()
+            per_role: list[StoredUsage] = []
             for role, model in self.roles.by_role().items():
                 delta = model.usage - before[role]
                 total = total + delta
-                if self.store is not None:
-                    await trace.record(self.store.set_usage, StoredUsage(run_id=run_id, role=role,
-                                                                         **delta.model_dump()))
+                per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
                                                 f"{delta.completion_tokens} completion tokens")
             result.usage = UsageRecord.of(total)
-            if self.store is not None:
-                await trace.record(self.store.finish_run, run_id, result.status, result.answer, result.reason)
+            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

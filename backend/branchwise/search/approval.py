@@ -10,6 +10,10 @@ import sys
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
+from ..actions import Action
+from ..observation import PageView
+from .classes import Classification
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:
@@ -18,6 +22,22 @@ class ApprovalRequest:
     url: str
     element: str
     reasons: tuple[str, ...]
+
+
+def element_label(action: Action, page: PageView | None) -> str:
+    """The element an action targets as the user sees it (role and name), read off the page it would run on."""
+    element_id = action.element_id
+    if element_id is None or page is None:
+        return ""
+    element = page.elements.get(element_id)
+    return f"{element.role} '{element.name}'" if element else ""
+
+
+def approval_request(run_id: str, action: Action, action_text: str, url: str, page: PageView | None,
+                     classification: Classification) -> ApprovalRequest:
+    """What the user is asked about an action proposed on `page` (at `url`): its target and why it was flagged."""
+    return ApprovalRequest(run_id=run_id, action_text=action_text, url=url, element=element_label(action, page),
+                           reasons=classification.reasons)
 
 
 @dataclass(frozen=True)

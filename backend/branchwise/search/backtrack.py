@@ -23,6 +23,7 @@ from .checkpoint import is_checkpoint
 from .snapshot import compare_snapshot, retarget
 from .tabremap import TabRemap
 from .tree import Node, SearchTree
+from .urlcheck import load_failure
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,9 @@ class CheckpointProbe:
             reloaded = await probe.observe()
         finally:
             await _close_quietly(self.browser, tab.tab_id)
-        node.checkpoint = reloaded.page is not None and is_checkpoint(
+        # A page that fails to load again (an error page, HTTP 4xx/5xx) is no place to restart from.
+        loads = load_failure(node.url, reloaded.navigation) is None
+        node.checkpoint = loads and reloaded.page is not None and is_checkpoint(
             url=node.url, parent_url=parent.url if parent else None, before=node.page, after_reload=reloaded.page)
         log.info("node %d is %sa checkpoint", node.id, "" if node.checkpoint else "not ")
         return node.checkpoint

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import heapq
 import logging
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Action, ActionParseError, Stop, parse_response
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .approval import ApprovalRequest
 from .candidates import Candidate, top_by_count
-from .classes import ActionClass
+from .classes import ActionClass, Classification
 from .context import (
     LostTrack,
     SearchContext,
     SearchOutcome,
+    ask_approval,
     history_of,
     live_action,
     node_from_view,
@@ -52,6 +53,15 @@ class BestFirstConfig(BaseModel):
     prompt: PromptConfig = PromptConfig()
 
 
+@dataclass
+class _RunNotes:
+    """Per run: the classifier's verdict on each child (the user is shown its reasons when asked) and the actions the
+    user refused, which explain a search that found nothing better."""
+
+    classifications: dict[int, Classification] = field(default_factory=dict)
+    denied: list[str] = field(default_factory=list)
+
+
 class BestFirstSearch:
     name = "best_first"
 
@@ -64,14 +74,18 @@ class BestFirstSearch:
         root = tree.add_root(node_from_view(view))
         ctx.trace.current = root.id
         await ctx.trace.node(root)
+        notes = _RunNotes()
         for round_index in range(1, self.config.max_rounds + 1):
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
-            best = await self._round(ctx, root)
+            best = await self._round(ctx, root, notes)
             await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(best.id)])
             if best.status == "terminal":
                 return SearchOutcome("finished", answer=best.answer or "")
             if best.id == root.id:
-                return SearchOutcome("failed", reason="search found no state better than where it started")
+                reason = "search found no state better than where it started"
+                if notes.denied:
+                    reason += "; not allowed to run " + ", ".join(f"`{a}`" for a in dict.fromkeys(notes.denied))
+                return SearchOutcome("failed", reason=reason)
             if ctx.trace.current != best.id:
                 result = await ctx.backtracker.move(ctx.env, tree, best.id, None)
                 await ctx.trace.backtracked(ctx.trace.current or root.id, best.id, result)
@@ -84,7 +98,7 @@ class BestFirstSearch:
             await ctx.trace.nodes(list(tree))
         return SearchOutcome("failed", reason=f"no answer after {self.config.max_rounds} search rounds")
 
-    async def _round(self, ctx: SearchContext, root: Node) -> Node:
+    async def _round(self, ctx: SearchContext, root: Node, notes: _RunNotes) -> Node:
         tree = ctx.trace.tree
         frontier: list[tuple[float, float, int]] = [(-0.0, 0.0, root.id)]
         best, best_value, scored = root, -1.0, 0
@@ -92,13 +106,14 @@ class BestFirstSearch:
             _, _, node_id = heapq.heappop(frontier)
             node = tree[node_id]
             if node.status == "open" and node.page is None and node.action is not None:
-                if not await self._materialize(ctx, node):
+                if not await self._materialize(ctx, node, notes):
                     continue
                 if node.action_class is ActionClass.DESTRUCTIVE:
                     # No way back across a change to the site: search goes on from here only.
                     tree.reroot(node.id)
                     root, best, best_value = node, node, -1.0
                     frontier.clear()
+                    await ctx.trace.progress(f"`{node.action_text}` changed the site: #{node.id} is the new root")
                     await ctx.trace.nodes(list(tree))
             value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
                                       [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]], node.answer)
@@ -117,13 +132,13 @@ class BestFirstSearch:
                 continue
             if node.depth - root.depth >= self.config.max_depth:
                 continue
-            for child, share in await self._children(ctx, node):
+            for child, share in await self._children(ctx, node, notes):
                 heapq.heappush(frontier, (-value.value, -share, child.id))
             node.status = "expanded"
             await ctx.trace.node(node)
         return best
 
-    async def _children(self, ctx: SearchContext, node: Node) -> list[tuple[Node, float]]:
+    async def _children(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> list[tuple[Node, float]]:
         messages = build_cot_messages(ctx.task, node.text, node.url,
                                       history_text(history_of(ctx, node), self.config.history),
                                       config=self.config.prompt)
@@ -135,7 +150,7 @@ class BestFirstSearch:
                 parsed = parse_response(text)
             except ActionParseError:
                 continue
-            if validate_action(parsed.action, node.page, max(1, len(node.tabs))) is None:
+            if validate_action(parsed.action, node.page, node.space) is None:
                 samples.append(Candidate(parsed.action, parsed.action.to_text(), parsed.thought))
         children: list[tuple[Node, float]] = []
         for candidate, share in top_by_count(samples, self.config.branching):
@@ -145,13 +160,14 @@ class BestFirstSearch:
                 id=-1, parent_id=None, depth=0, url=node.url, action=candidate.action,
                 action_text=candidate.action_text, action_class=classification.action_class,
                 thought=candidate.thought, reward=share))
+            notes.classifications[child.id] = classification
             children.append((child, share))
             await ctx.trace.node(child)
         await ctx.trace.progress(f"#{node.id}: {len(samples)}/{len(completion.texts)} usable samples; branching on "
                                  + "; ".join(f"{c.action_text} ({s:.0%})" for c, s in children))
         return children
 
-    async def _materialize(self, ctx: SearchContext, node: Node) -> bool:
+    async def _materialize(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> bool:
         """Run the action that leads to `node` from its parent; False when it cannot or must not run."""
         tree = ctx.trace.tree
         assert node.parent_id is not None and node.action is not None
@@ -161,11 +177,12 @@ class BestFirstSearch:
             node.status, node.answer = "terminal", node.action.answer
             return True
         if node.action_class is ActionClass.DESTRUCTIVE:
-            decision = await ctx.approver.decide(ApprovalRequest(ctx.run_id, node.action_text, parent.url, "", ()))
+            classification = notes.classifications.get(node.id, Classification(ActionClass.DESTRUCTIVE))
+            decision = await ask_approval(ctx, parent, node.action, node.action_text, classification)
             if not decision.approved:
+                notes.denied.append(node.action_text)
                 node.status = "dead"
                 await ctx.trace.node(node)
-                await ctx.trace.progress(f"not running `{node.action_text}`: denied by {decision.by}")
                 return False
         action: Action | None
         if ctx.trace.current != parent.id:
@@ -189,6 +206,7 @@ class BestFirstSearch:
         view = await ctx.env.observe()
         fresh = node_from_view(view)
         node.url, node.title, node.text, node.page = fresh.url, fresh.title, fresh.text, fresh.page
+        node.space = fresh.space
         node.tabs, node.active_tab = fresh.tabs, fresh.active_tab
         ctx.trace.current = node.id
         await record_step(ctx, node, "" if outcome.ok else outcome.error)

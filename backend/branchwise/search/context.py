@@ -10,14 +10,17 @@ from ..agent.env import BrowserEnv, EnvView
 from ..agent.greedy import approx_tokens
 from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
-from .approval import Approver
+from .approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
-from .classes import ActionClassifier
+from .classes import ActionClassifier, Classification
+from .examples import ExampleIndex
 from .generate import HistoryEntry
 from .roles import ModelRoles
 from .snapshot import retarget
 from .trace import SearchTrace
 from .tree import Node
+from .urlcheck import UrlCheck
+from .validate import ActionSpace
 
 SUMMARY_CHARS = 240
 
@@ -34,6 +37,10 @@ class SearchContext:
     trace: SearchTrace
     reporter: RunReporter
     steps: list[StepRecord]
+    # Checks `goto` addresses before they count as candidates; None skips the check.
+    url_check: UrlCheck | None = None
+    # Past steps to show the retrieval prompt variation; None when there are none.
+    examples: ExampleIndex | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,7 @@ class SearchStrategy(Protocol):
 
 def node_from_view(view: EnvView, **fields: object) -> Node:
     node = Node(id=-1, parent_id=None, depth=0, url=view.url, title=view.title, text=view.text, page=view.page,
-                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab)
+                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view))
     for name, value in fields.items():
         setattr(node, name, value)
     return node
@@ -86,3 +93,16 @@ async def record_step(ctx: SearchContext, node: Node, error: str = "") -> None:
                         thought=node.thought, action=node.action_text, error=error)
     ctx.steps.append(record)
     await ctx.reporter.step(ctx.run_id, record)
+
+
+async def ask_approval(ctx: SearchContext, at: Node, action: Action, action_text: str,
+                       classification: Classification) -> Decision:
+    """Asks whether a destructive action proposed at `at` may run, and records the answer next to the verdict."""
+    decision = await ctx.approver.decide(
+        approval_request(ctx.run_id, action, action_text, at.url, at.page, classification))
+    await ctx.trace.classified(at.id, action_text, classification,
+                               "approved" if decision.approved else "denied", decision.by)
+    if not decision.approved:
+        await ctx.trace.progress(f"not running `{action_text}`: denied by {decision.by}"
+                                 + (f" ({decision.note})" if decision.note else ""))
+    return decision

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import ActionParseError, parse_response
+from ..actions import Action, ActionParseError, Goto, NewTab, parse_response
 from ..llm import ChatMessage
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate
 from .roles import RoleModel
-from .validate import validate_action
+from .urlcheck import UrlCheck
+from .validate import ActionSpace, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +31,15 @@ class Variation(BaseModel):
     name: str
     history: int = Field(ge=0)
     rephrased: bool = False
+    examples: bool = False
 
 
-# WebOperator's three generators: history lengths 5, 3 (with the rephrased task) and 4 (which in the paper also gets
-# retrieved past examples; there is no example store yet).
+# WebOperator's three generators: history lengths 5, 3 (with the rephrased task) and 4 (with retrieved past examples,
+# when the run store has any).
 DEFAULT_VARIATIONS = (
     Variation(name="history-5", history=5),
     Variation(name="rephrased", history=3, rephrased=True),
-    Variation(name="history-4", history=4),
+    Variation(name="history-4", history=4, examples=True),
 )
 
 
@@ -64,8 +66,8 @@ class GenerationInput:
     url: str
     history: Sequence[HistoryEntry]
     rephrased_block: str = ""
-    tab_count: int = 1
-    dialog_open: bool = False
+    examples_block: str = ""
+    space: ActionSpace = ActionSpace()
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,23 @@ def history_text(history: Sequence[HistoryEntry], window: int) -> str | None:
 def variation_messages(data: GenerationInput, variation: Variation, config: GenerationConfig) -> list[ChatMessage]:
     objective = data.task
     if variation.rephrased and data.rephrased_block:
-        objective = f"{data.task}\n{data.rephrased_block}"
+        objective = f"{objective}\n{data.rephrased_block}"
+    if variation.examples and data.examples_block:
+        objective = f"{objective}\n{data.examples_block}"
     return build_cot_messages(objective, data.observation, data.url, history_text(data.history, variation.history),
                               config=config.prompt)
 
 
+async def _check(action: Action, page: PageView | None, space: ActionSpace, url_check: UrlCheck | None) -> str | None:
+    error = validate_action(action, page, space)
+    if error is None and url_check is not None and isinstance(action, Goto | NewTab) and action.url:
+        error = await url_check.check(action.url)
+    return error
+
+
 async def _generate_one(
     model: RoleModel, data: GenerationInput, variation: Variation, config: GenerationConfig, page: PageView | None,
+    url_check: UrlCheck | None,
 ) -> Candidate | GenerationFailure:
     messages = variation_messages(data, variation, config)
     errors: list[str] = []
@@ -105,7 +117,7 @@ async def _generate_one(
         except ActionParseError as exc:
             error = f"your answer has no valid action: {exc}"
         else:
-            error = validate_action(parsed.action, page, data.tab_count, dialog_open=data.dialog_open)
+            error = await _check(parsed.action, page, data.space, url_check)
             if error is None:
                 return Candidate(parsed.action, parsed.action.to_text(), parsed.thought, sources=(variation.name,))
             error = f"`{parsed.action.to_text()}` cannot be done: {error}"
@@ -118,9 +130,11 @@ async def _generate_one(
 
 async def generate_candidates(
     model: RoleModel, data: GenerationInput, config: GenerationConfig, page: PageView | None,
+    url_check: UrlCheck | None = None,
 ) -> tuple[list[Candidate], list[GenerationFailure]]:
     """One validated candidate per variation (at most), generated concurrently."""
-    results = await asyncio.gather(*(_generate_one(model, data, v, config, page) for v in config.variations))
+    results = await asyncio.gather(*(_generate_one(model, data, v, config, page, url_check)
+                                     for v in config.variations))
     candidates = [r for r in results if isinstance(r, Candidate)]
     failures = [r for r in results if isinstance(r, GenerationFailure)]
     return candidates, failures

@@ -6,10 +6,8 @@ the run goes on: losing the record must not lose the user's task.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..agent.reporting import RunReporter
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
@@ -18,6 +16,7 @@ from ..store import (
     ClassificationRecord,
     NodeRecord,
     RunStore,
+    RunWriter,
     ValueRecord,
 )
 from .backtrack import BacktrackResult
@@ -34,25 +33,15 @@ class SearchTrace:
         self.strategy = strategy
         self.reporter = reporter
         self.store = store
+        self.writer = RunWriter(store, run_id)
         self.tree = SearchTree()
         self.current: int | None = None
         self.frontier: list[FrontierItem] = []
         self.backtracks: list[BacktrackView] = []
         self.trajectory: list[int] = []
-        self._store_failed = False
         # What the store already holds of each node: its page text is written once, and the checkpoint flag it has.
         self._text_written: set[int] = set()
         self._checkpoint_written: dict[int, bool | None] = {}
-
-    async def record(self, method: Callable[..., Any], *args: Any) -> None:
-        """Run one store write off the event loop; a failing store is logged once and then left alone."""
-        if self.store is None or self._store_failed:
-            return
-        try:
-            await asyncio.to_thread(method, *args)
-        except Exception:  # the record is secondary to the user's task
-            log.exception("the run store failed; run %s continues unrecorded", self.run_id)
-            self._store_failed = True
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -75,27 +64,27 @@ class SearchTrace:
     async def nodes(self, nodes: Sequence[Node]) -> None:
         if self.store is not None:
             for node in nodes:
-                await self.record(self.store.upsert_node, self._node_record(node))
+                await self.writer.node(self._node_record(node))
         await self.publish()
 
     async def classified(self, node_id: int, action_text: str, classification: Classification,
                          decision: str | None = None, decided_by: str | None = None) -> None:
         if self.store is not None:
-            await self.record(self.store.add_classification, ClassificationRecord(
+            await self.writer.write(RunStore.add_classification, ClassificationRecord(
                 run_id=self.run_id, node_id=node_id, action_text=action_text,
                 action_class=classification.action_class.value, reasons=list(classification.reasons),
                 decision=decision, decided_by=decided_by))
 
     async def scored(self, node_id: int, kind: str, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
-            await self.record(self.store.add_value, ValueRecord(
+            await self.writer.write(RunStore.add_value, ValueRecord(
                 run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
 
     async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:
         self.backtracks.append(BacktrackView(source=source, target=target, mode=result.mode, outcome=result.outcome,
                                              reason=result.reason))
         if self.store is not None:
-            await self.record(self.store.add_backtrack, BacktrackRecord(
+            await self.writer.write(RunStore.add_backtrack, BacktrackRecord(
                 run_id=self.run_id, source=source, target=target, mode=result.mode, outcome=result.outcome,
                 reason=result.reason, replayed_actions=result.replayed, env_actions=result.env_actions,
                 wall_ms=result.wall_ms))
@@ -103,7 +92,7 @@ class SearchTrace:
         if self.store is not None:
             for node in self.tree:
                 if node.checkpoint != self._checkpoint_written.get(node.id):
-                    await self.record(self.store.upsert_node, self._node_record(node))
+                    await self.writer.node(self._node_record(node))
         word = {"committed": "committed", "aborted": "aborted", "failed": "FAILED"}[result.outcome]
         await self.progress(f"backtrack #{source} -> #{target} ({result.mode}): {word}, {result.replayed} replayed, "
                             f"{result.env_actions} browser actions, {result.wall_ms / 1000:.1f} s"
@@ -111,8 +100,7 @@ class SearchTrace:
 
     async def chose(self, trajectory: Sequence[int]) -> None:
         self.trajectory = list(trajectory)
-        if self.store is not None:
-            await self.record(self.store.set_trajectory, self.run_id, self.trajectory)
+        await self.writer.trajectory(self.trajectory)
         await self.publish()
 
     async def progress(self, text: str) -> None:

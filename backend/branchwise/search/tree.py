@@ -14,6 +14,7 @@ from ..actions import Action
 from ..observation import PageView
 from ..observation.locator import Locator
 from .classes import ActionClass
+from .validate import ActionSpace
 
 NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
 
@@ -30,6 +31,8 @@ class Node:
     # Tab URLs in the agent's order and the index of the tab the page above is in.
     tabs: tuple[str, ...] = ()
     active_tab: int = 0
+    # What the state allows beyond its elements (scrolling, history, tabs), for validating actions proposed here.
+    space: ActionSpace = field(default_factory=ActionSpace)
     # The action from the parent that led here, the element it targeted (located on the parent's page) and its class.
     action: Action | None = None
     action_text: str = ""

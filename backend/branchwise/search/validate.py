@@ -1,21 +1,28 @@
 """Validation before execution (WebOperator): catch an action the page cannot take and tell the model why.
 
 Checked against the observation the action was proposed on, without touching the browser: the element exists and is
-enabled, a text field is editable, an option exists under the select, tab operations have tabs to work on.
+enabled, a text field is editable, an option exists under the select, tab operations have tabs to work on, a scroll
+has somewhere to go, go_back/go_forward have history to move through. Whether a `goto` address answers is checked
+separately, in a throw-away tab (urlcheck.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..actions import (
     Action,
     Click,
     CloseTab,
+    GoBack,
+    GoForward,
     Goto,
     Hover,
     NewTab,
     Press,
+    Scroll,
     SelectOption,
     TabFocus,
     Type,
@@ -23,9 +30,42 @@ from ..actions import (
 from ..observation import PageView
 from ..observation.view import ElementInfo
 
+if TYPE_CHECKING:
+    from ..agent.env import EnvView
+
+# Less than this many pixels left to scroll counts as none (rounding, sticky footers).
+SCROLL_SLACK = 2.0
+
 TEXT_ROLES = frozenset({"textbox", "searchbox", "combobox", "textarea", "spinbutton", "TextField"})
 SELECT_ROLES = frozenset({"combobox", "listbox", "MenuListPopup"})
 OPTION_ROLES = frozenset({"option", "MenuListOption", "menuitem", "menuitemradio"})
+
+
+@dataclass(frozen=True)
+class ActionSpace:
+    """What a state allows beyond its elements. The defaults allow everything: an unknown state forbids nothing."""
+
+    tab_count: int = 1
+    dialog_open: bool = False
+    can_scroll_up: bool = True
+    can_scroll_down: bool = True
+    can_go_back: bool = True
+    can_go_forward: bool = True
+
+    @classmethod
+    def of(cls, view: EnvView) -> ActionSpace:
+        scroll, navigation = view.scroll, view.navigation
+        # A page that reported no size (dialog open, capture failed) is not known to be unscrollable.
+        measured = scroll.page_height > 0 and scroll.viewport_height > 0
+        below = scroll.page_height - scroll.viewport_height - scroll.y
+        return cls(
+            tab_count=max(1, len(view.tabs)),
+            dialog_open=view.dialog is not None,
+            can_scroll_up=not measured or scroll.y > SCROLL_SLACK,
+            can_scroll_down=not measured or below > SCROLL_SLACK,
+            can_go_back=navigation.can_go_back is not False,
+            can_go_forward=navigation.can_go_forward is not False,
+        )
 
 
 def _flag(element: ElementInfo, name: str) -> bool:
@@ -46,8 +86,9 @@ def _options(page: PageView, element: ElementInfo) -> list[str]:
     return found
 
 
-def validate_action(action: Action, page: PageView | None, tab_count: int, *, dialog_open: bool = False) -> str | None:
+def validate_action(action: Action, page: PageView | None, space: ActionSpace = ActionSpace()) -> str | None:
     """None when the action can run here, else the reason, phrased for the model."""
+    tab_count = space.tab_count
     match action:
         case TabFocus(index=index):
             if not 0 <= index < tab_count:
@@ -60,8 +101,16 @@ def validate_action(action: Action, page: PageView | None, tab_count: int, *, di
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 return f"{url} is not an http(s) address"
             return None
+        case Scroll(direction="down") if not space.can_scroll_down and not space.dialog_open:
+            return "the page is already scrolled to the bottom; everything below is in the observation"
+        case Scroll(direction="up") if not space.can_scroll_up and not space.dialog_open:
+            return "the page is already at the top"
+        case GoBack() if not space.can_go_back:
+            return "there is no previous page in this tab"
+        case GoForward() if not space.can_go_forward:
+            return "there is no next page in this tab to go forward to"
     element_id = action.element_id
-    if element_id is None or dialog_open or page is None:
+    if element_id is None or space.dialog_open or page is None:
         return None
     element = page.elements.get(element_id)
     if element is None:

@@ -1,4 +1,5 @@
-"""The run store: tree-search runs kept in SQLite in the data dir, for `branchwise runs` and `branchwise show`."""
+"""The run store: agent runs (greedy and tree search) kept in SQLite in the data dir, for `branchwise runs` and
+`branchwise show`."""
 
 from .records import (
     BacktrackRecord,
@@ -7,11 +8,13 @@ from .records import (
     RunRecord,
     RunSummary,
     StoredRun,
+    TrajectoryStep,
     UsageRecord,
     ValueRecord,
 )
 from .render import format_node, format_run, format_runs
 from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
+from .writer import RunWriter
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -22,7 +25,9 @@ __all__ = [
     "RunRecord",
     "RunStore",
     "RunSummary",
+    "RunWriter",
     "StoredRun",
+    "TrajectoryStep",
     "UsageRecord",
     "ValueRecord",
     "default_store_path",

@@ -127,6 +127,18 @@ class StoredRun(_Record):
     trajectory: list[int] = []
 
 
+class TrajectoryStep(_Record):
+    """One step of a finished run's chosen path: the page it started from and the action taken there."""
+
+    run_id: str
+    task: str
+    position: int
+    url: str = ""
+    observation_text: str = ""
+    thought: str = ""
+    action_text: str = ""
+
+
 class RunSummary(_Record):
     """One line of `branchwise runs`: counts only, so listing never reads observations."""
 

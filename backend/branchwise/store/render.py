@@ -47,9 +47,13 @@ def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
     return ["Usage:", *("  " + line for line in _table(header, rows, right=frozenset({1, 2, 3, 4})))]
 
 
-def format_node(node: NodeRecord) -> str:
-    """`#id action  [class] r=.. v=.. ✓checkpoint status`; the root shows where the run started instead."""
+def format_node(node: NodeRecord, parent_url: str | None = None) -> str:
+    """`#id action → url  [class] r=.. v=.. ✓checkpoint status`; the root shows where the run started instead.
+
+    The URL is shown only where the action led to another page than its parent's, so trees stay readable."""
     action = _clip(node.action_text, 100) or (f"(start) {node.url}" if node.parent_id is None else "(no action)")
+    if node.parent_id is not None and node.url and parent_url is not None and node.url != parent_url:
+        action += f" → {_clip(node.url, 100)}"
     meta: list[str] = []
     if node.action_class is not None:
         meta.append(f"[{node.action_class}]")
@@ -80,7 +84,9 @@ def _tree_lines(nodes: Sequence[NodeRecord], trajectory: Sequence[int]) -> list[
     while stack:
         node_id, own, below = stack.pop()
         mark = f"{TRAJECTORY_MARK} " if node_id in chosen else ""
-        lines.append(f"{own}{mark}{format_node(by_id[node_id])}")
+        node = by_id[node_id]
+        parent = by_id.get(node.parent_id) if node.parent_id is not None else None
+        lines.append(f"{own}{mark}{format_node(node, parent.url if parent else None)}")
         kids = sorted(children[node_id])
         for i in reversed(range(len(kids))):
             last = i == len(kids) - 1

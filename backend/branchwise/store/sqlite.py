@@ -28,6 +28,7 @@ from .records import (
     RunRecord,
     RunSummary,
     StoredRun,
+    TrajectoryStep,
     UsageRecord,
     ValueRecord,
     utc_now,
@@ -365,6 +366,23 @@ class RunStore:
                            started_at=_dt(r["started_at"]), finished_at=_dt_or_none(r["finished_at"]),
                            nodes=r["node_count"], backtracks_committed=r["committed"],
                            backtracks_aborted=r["aborted"], answer=r["answer"]) for r in rows]
+
+    def finished_trajectories(self, runs: int = 100, exclude_run: str | None = None) -> list[TrajectoryStep]:
+        """The chosen path of the newest finished runs, one row per step: the page it was taken on and what was done.
+        Oldest run first, steps in order; what retrieval of past examples reads."""
+        rows = self._read(
+            """SELECT r.run_id, r.task, t.position, parent.url, parent.observation_text, child.thought,
+                      child.action_text
+               FROM (SELECT run_id, task, started_at, rowid AS seq FROM runs
+                     WHERE status = 'finished' AND run_id != ? ORDER BY started_at DESC, rowid DESC LIMIT ?) r
+               JOIN trajectory t ON t.run_id = r.run_id AND t.position > 0
+               JOIN trajectory tp ON tp.run_id = r.run_id AND tp.position = t.position - 1
+               JOIN nodes child ON child.run_id = r.run_id AND child.node_id = t.node_id
+               JOIN nodes parent ON parent.run_id = r.run_id AND parent.node_id = tp.node_id
+               ORDER BY r.started_at, r.seq, t.position""", (exclude_run or "", runs))
+        return [TrajectoryStep(run_id=r["run_id"], task=r["task"], position=r["position"], url=r["url"],
+                               observation_text=r["observation_text"], thought=r["thought"],
+                               action_text=r["action_text"]) for r in rows]
 
     def load_run(self, run_id_or_prefix: str) -> StoredRun:
         """Everything about one run, by full id or unique prefix; RunNotFound if none or several match."""
