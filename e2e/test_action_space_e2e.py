@@ -4,6 +4,7 @@ and how action_aware search refuses impossible moves before they cost a step in 
 from __future__ import annotations
 
 import io
+import re
 import socket
 from pathlib import Path
 
@@ -119,6 +120,7 @@ def test_impossible_moves_are_refused_with_reasons_before_anything_runs(
     with ScriptedModelServer(wandering_script(shop.base_url)) as model:
         result, urls = run_search(stack, shop, model, tmp_path / "runs.sqlite3", out)
         feedback = [r.messages[-1].content for r in model.requests() if r.messages[-1].role == "user"]
+        judged = [r.messages[-1].content for r in model.requests() if "Proposed step:" in r.messages[-1].content]
 
     assert result.status == "finished", out.getvalue()
     # Each refusal reached the model with its reason, in the order the page's state explains.
@@ -131,6 +133,9 @@ def test_impossible_moves_are_refused_with_reasons_before_anything_runs(
     assert steps == [f"goto [{shop.base_url}/category/garden]", f"stop [{result.answer}]"]
     # The address check's throw-away tab is gone.
     assert not any("no-such-page" in u for u in urls)
+    # The reward model judged the answer knowing how it had judged the step that led to the Garden page.
+    assert re.search(r"Milestones as judged at the previous step:\n\(none judged yet\)", judged[0])
+    assert re.search(r"Milestones as judged at the previous step:\n1\. .+: In Progress\n", judged[-1])
 
 
 def test_a_later_run_sees_the_steps_of_an_earlier_finished_run(stack: Stack, shop: ShopServer, tmp_path: Path) -> None:

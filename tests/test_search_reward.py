@@ -26,6 +26,7 @@ from branchwise.search.reward import (
     generate_checklist,
     label_scores_from_text,
     parse_checklist,
+    progress_text,
     score_action,
     verbalize,
 )
@@ -125,6 +126,24 @@ def test_judge_messages_list_items_and_fix_the_answer_format() -> None:
     assert "Checklist 1: Open menu\nChecklist 2: Save" in user
     assert "1. click [1]\n2. type [2] [x] [1]" in user
     assert "THOUGHT: I open it\nACTION: click [7]" in user
+
+
+def test_the_judge_sees_how_the_previous_step_was_judged() -> None:
+    first = build_judge_messages("task", [], "obs", ["Open menu", "Save"], "I open it", "click [7]")[1].content
+    assert "Milestones as judged at the previous step:\n(none judged yet)" in first
+    later = build_judge_messages("task", ["click [7]"], "obs", ["Open menu", "Save"], "I save", "click [9]",
+                                 progress=(0.9, 0.4))[1].content
+    assert "Milestones as judged at the previous step:\n1. Open menu: Yes\n2. Save: In Progress" in later
+
+
+@pytest.mark.parametrize(("score", "label"), [(1.0, "Yes"), (0.67, "Yes"), (0.5, "In Progress"), (0.34, "In Progress"),
+                                              (0.3, "No"), (0.0, "No")])
+def test_progress_labels_split_the_item_score_in_thirds(score: float, label: str) -> None:
+    assert progress_text(["**Sort**"], [score]) == f"1. Sort: {label}"
+
+
+def test_progress_for_another_checklist_is_not_shown() -> None:
+    assert progress_text(["a", "b"], [1.0]) == "(none judged yet)"
 
 
 def test_verbalizer_reads_labels_from_the_final_lines() -> None:

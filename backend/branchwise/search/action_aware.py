@@ -131,7 +131,7 @@ class _Run:
         trajectory = [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]]
         scores = await asyncio.gather(*(
             score_action(ctx.roles.reward, self.config.reward, ctx.task, trajectory, node.text, self.checklist,
-                         c.thought, c.action_text)
+                         c.thought, c.action_text, node.progress)
             for c in kept
         ))
         for candidate, score in zip(kept, scores, strict=True):
@@ -146,7 +146,7 @@ class _Run:
             self.queue.append(FrontierItem(
                 node_id=node.id, action=candidate.action, action_text=candidate.action_text,
                 action_class=classification.action_class, reward=reward, thought=candidate.thought,
-                locator=locator, reasons=classification.reasons, seq=self.seq,
+                locator=locator, reasons=classification.reasons, seq=self.seq, progress=score.item_scores,
             ))
             await ctx.trace.classified(node.id, candidate.action_text, classification)
             await ctx.trace.scored(node.id, "reward", reward, score.method, list(score.item_scores))
@@ -207,7 +207,7 @@ class _Run:
         view = await ctx.env.observe()
         child = self.tree.add_child(node.id, node_from_view(
             view, action=item.action, action_text=item.action_text, action_locator=item.locator,
-            action_class=item.action_class, thought=item.thought, reward=item.reward))
+            action_class=item.action_class, thought=item.thought, reward=item.reward, progress=item.progress))
         await record_step(ctx, child, "" if outcome.ok else outcome.error)
         if not outcome.ok:
             # The page refused the action: keep the record, but search goes on from the page as it is now.

@@ -33,6 +33,8 @@ class FrontierItem:
     # The element the action targets, located on the node's page; None for untargeted actions.
     locator: Locator | None = None
     reasons: tuple[str, ...] = ()
+    # The reward model's score per checklist item, shown to it again when judging the next step.
+    progress: tuple[float, ...] = ()
     # Insertion order: ties on reward go to the older item, so selection is deterministic.
     seq: int = 0
 

@@ -32,6 +32,7 @@ Label = Literal["yes", "in_progress", "no"]
 LABEL_SCORES: Mapping[Label, float] = MappingProxyType({"yes": 1.0, "in_progress": 0.5, "no": 0.0})
 DEFAULT_MAX_CHECKLIST_ITEMS = 10
 NO_TRAJECTORY = "(none: this is the first step)"
+NO_PROGRESS = "(none judged yet)"
 
 # Markdown a model may wrap around list markers, numbers and labels.
 _LEAD = r"^[ \t>*_#-]*"
@@ -164,6 +165,19 @@ async def generate_checklist(
     return items
 
 
+def progress_text(checklist: Sequence[str], progress: Sequence[float]) -> str:
+    """WebOperator's "last step checklist completion": the judge's item scores for the step that led here, as labels
+    (an item score is P(Yes) + 0.5 P(In Progress), so thirds split it back into the three labels)."""
+    if not progress or len(progress) != len(checklist):
+        return NO_PROGRESS
+
+    def label(score: float) -> str:
+        return "Yes" if score >= 2 / 3 else "In Progress" if score >= 1 / 3 else "No"
+
+    return "\n".join(f"{i}. {_clean(item)}: {label(score)}"
+                     for i, (item, score) in enumerate(zip(checklist, progress, strict=True), start=1))
+
+
 def build_judge_messages(
     task: str,
     trajectory: Sequence[str],
@@ -172,6 +186,7 @@ def build_judge_messages(
     thought: str,
     action_text: str,
     *,
+    progress: Sequence[float] = (),
     config: RewardConfig | None = None,
 ) -> list[ChatMessage]:
     """Summary paragraph first, then the fixed "Checklist k: <label>" lines the verbalizer reads."""
@@ -185,6 +200,7 @@ def build_judge_messages(
             "observation": _observation(observation_text, config),
             "count": str(len(checklist)),
             "checklist": format_checklist(checklist),
+            "progress": progress_text(checklist, progress),
             "thought": thought.strip() or "(none given)",
             "action": action_text.strip(),
         },
@@ -300,10 +316,13 @@ async def score_action(
     checklist: Sequence[str],
     thought: str,
     action_text: str,
+    progress: Sequence[float] = (),
 ) -> RewardScore:
-    """Ask once with logprobs; if they are missing or unreadable, sample n_fallback answers and average the labels."""
+    """Ask once with logprobs; if they are missing or unreadable, sample n_fallback answers and average the labels.
+    `progress` is the item scores of the step that led to this page (none at the start)."""
     items = list(checklist) or [task.strip()]
-    messages = build_judge_messages(task, trajectory, observation, items, thought, action_text, config=config)
+    messages = build_judge_messages(task, trajectory, observation, items, thought, action_text, progress=progress,
+                                    config=config)
     texts: list[str] = []
     try:
         first = await model.complete(

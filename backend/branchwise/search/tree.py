@@ -42,6 +42,8 @@ class Node:
     # The process reward of that action (action_aware) and the value of this state (best_first).
     reward: float | None = None
     value: float | None = None
+    # The reward model's per-item checklist scores for the action that led here (action_aware).
+    progress: tuple[float, ...] = ()
     # None until checked: the page survives a reload and its URL differs from the parent's.
     checkpoint: bool | None = None
     status: NodeStatus = "open"
