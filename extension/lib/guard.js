@@ -1,9 +1,25 @@
-// Guarded tabs: a declarativeNetRequest session rule per tab blocks every mutating request (POST, PUT, PATCH, DELETE)
-// the tab makes, of every kind, top-level form posts included. Throw-away tabs (speculative replay, reload checks) run
-// guarded, so repeating an action there cannot order, send or delete anything; GETs still load.
-// The rule's id is the tab's id: the session rule set itself is the record, so a restarted worker needs no bookkeeping,
-// and Chromium never reuses a tab id within a browser session.
+// Guarded tabs: throw-away tabs (speculative replay, reload checks) where repeating an action cannot order, send or
+// delete anything. Three browser-enforced layers, all in place before the tab loads its first page (open_tab):
+//  1. A declarativeNetRequest session rule blocks every mutating request (POST, PUT, PATCH, DELETE) the tab makes,
+//     of every resource type, top-level form posts included. GETs still load.
+//  2. A second session rule appends `Content-Security-Policy: sandbox <every allow-* token but allow-popups>` to every
+//     document (main_frame, sub_frame) the tab loads, so its pages cannot open tabs or windows at all: no form posted
+//     into a new tab (target=_blank, formtarget=_blank, window.open + a named target, form.submit() by script). A new
+//     tab's first request leaves before any listener can guard it, so stopping the tab from existing is the only
+//     browser-side way. Blob and srcdoc documents inherit the sandbox. Scripts, same-tab forms and links, cookies,
+//     storage, dialogs and downloads work as before; `document.domain = ...` throws (SecurityError).
+//  3. Through chrome.debugger, `Network.setBypassServiceWorker` keeps the site's service worker (registered from any
+//     tab of the profile, the user's own included) out of the tab: a service worker's requests carry no tab id
+//     (tabId -1), so a pass-through worker would otherwise carry the tab's posts past the rule of layer 1.
+// Measured limits (protocol/README.md): a page can still hand work to a worker shared with other tabs
+// (a SharedWorker, or its service worker by postMessage), whose requests have no tab; WebSocket messages are not
+// requests; when the guard is lifted the rules go, but the document the tab shows stays sandboxed (no new tabs) until
+// the tab navigates; a guard put on a tab that already shows a page sandboxes only the tab's next document.
+// Rule ids: the block rule's id is the tab id, the sandbox rule's is the tab id with bit 30 flipped (tab ids grow by
+// one from a random start, so it would take 2^30 tabs to collide; ids must fit 1..2^31-1). The rules name their tab in
+// `condition.tabIds`: the session rule set itself is the record, so a restarted worker needs no bookkeeping.
 import { CommandError } from "./protocol.js";
+import { ensureAttached, send } from "./cdp.js";
 
 const MUTATING = ["post", "put", "patch", "delete"];
 // A condition without `resourceTypes` matches every type except main_frame: name them all, so form posts are caught.
@@ -11,14 +27,39 @@ const ALL_TYPES = [
   "main_frame", "sub_frame", "stylesheet", "script", "image", "font", "object", "xmlhttprequest", "ping",
   "csp_report", "media", "websocket", "webtransport", "webbundle", "other",
 ];
+// Every sandbox token but allow-popups (allow-popups-to-escape-sandbox is moot without it; allow-top-navigation
+// includes allow-top-navigation-by-user-activation).
+export const SANDBOX_POLICY = "sandbox allow-scripts allow-same-origin allow-forms allow-modals allow-downloads " +
+  "allow-pointer-lock allow-orientation-lock allow-presentation allow-storage-access-by-user-activation " +
+  "allow-top-navigation allow-top-navigation-to-custom-protocols";
+const SANDBOX_BIT = 0x40000000;
 
-export function guardRule(tabId) {
-  return {
-    id: tabId,
-    priority: 1,
-    action: { type: "block" },
-    condition: { tabIds: [tabId], requestMethods: MUTATING, resourceTypes: ALL_TYPES },
-  };
+export function sandboxRuleId(tabId) {
+  return (tabId ^ SANDBOX_BIT) || 0x7fffffff; // tab id 2^30 would give 0, not a valid rule id
+}
+
+function ruleIds(tabId) {
+  return [tabId, sandboxRuleId(tabId)];
+}
+
+export function guardRules(tabId) {
+  return [
+    {
+      id: tabId,
+      priority: 1,
+      action: { type: "block" },
+      condition: { tabIds: [tabId], requestMethods: MUTATING, resourceTypes: ALL_TYPES },
+    },
+    {
+      id: sandboxRuleId(tabId),
+      priority: 1,
+      action: {
+        type: "modifyHeaders",
+        responseHeaders: [{ header: "Content-Security-Policy", operation: "append", value: SANDBOX_POLICY }],
+      },
+      condition: { tabIds: [tabId], resourceTypes: ["main_frame", "sub_frame"] },
+    },
+  ];
 }
 
 // Mirror of the guarded tab ids, so tab listeners can decide without a round trip (see guardIfOpenedByGuarded).
@@ -29,24 +70,57 @@ let ready = false;
 export function loadGuarded() {
   if (!loaded) {
     loaded = chrome.declarativeNetRequest.getSessionRules().then((rules) => {
-      for (const rule of rules) if (rule.condition?.tabIds?.includes(rule.id)) guardedTabs.add(rule.id);
+      for (const rule of rules) {
+        const tabId = rule.condition?.tabIds?.length === 1 ? rule.condition.tabIds[0] : undefined;
+        if (tabId !== undefined && ruleIds(tabId).includes(rule.id)) guardedTabs.add(tabId);
+      }
       ready = true;
     });
   }
   return loaded;
 }
 
-export async function setGuard(tabId, guarded) {
+// Layer 3: the tab's own debugger session bypasses service workers (needs the Network domain enabled; no response
+// bodies are kept). The setting lives in the browser with the attachment, so it outlives a restarted worker.
+async function bypassServiceWorkers(tabId, bypass) {
+  try {
+    await ensureAttached(tabId);
+  } catch (error) {
+    // After a worker restart, chrome.debugger.attach reports our own earlier attachment as "another debugger", and
+    // getTargets does not say whose it is; commands on it still work, so try them before giving up.
+    if (!/another debugger/i.test(error?.message || "")) throw error;
+  }
+  if (bypass) {
+    await send(tabId, "Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
+    await send(tabId, "Network.setBypassServiceWorker", { bypass: true });
+  } else {
+    await send(tabId, "Network.setBypassServiceWorker", { bypass: false });
+    await send(tabId, "Network.disable");
+  }
+}
+
+// `debuggee: false` sets the rules only (a tab not handed over yet must not get a debugger attached).
+export async function setGuard(tabId, guarded, { debuggee = true } = {}) {
   await loadGuarded(); // so the mirror's first load cannot undo this change
   if (guarded) guardedTabs.add(tabId);
   else guardedTabs.delete(tabId);
+  const what = guarded ? "guard" : "unguard";
   try {
     await chrome.declarativeNetRequest.updateSessionRules(
-      guarded ? { removeRuleIds: [tabId], addRules: [guardRule(tabId)] } : { removeRuleIds: [tabId] },
+      guarded ? { removeRuleIds: ruleIds(tabId), addRules: guardRules(tabId) } : { removeRuleIds: ruleIds(tabId) },
     );
   } catch (error) {
-    const what = guarded ? "guard" : "unguard";
     throw new CommandError("internal", `could not ${what} tab ${tabId}: ${error.message || error}`);
+  }
+  if (!debuggee) return;
+  try {
+    await bypassServiceWorkers(tabId, guarded);
+  } catch (error) {
+    // Guarding fails closed (the rules stay, the caller hears of it); a lifted guard whose bypass lingers only keeps
+    // the site's service worker out of the tab until it is detached.
+    const reason = error?.message || error;
+    if (guarded) throw new CommandError("internal", `could not keep service workers out of tab ${tabId}: ${reason}`);
+    console.warn(`tab ${tabId}: service-worker bypass not lifted: ${reason}`);
   }
 }
 
@@ -55,20 +129,31 @@ export async function isGuarded(tabId) {
   return guardedTabs.has(tabId);
 }
 
-// The tab is gone: its rule goes too (a missing rule is fine).
+// The tab is gone: its rules go too (a missing rule is fine).
 export async function dropGuard(tabId) {
   await loadGuarded();
   guardedTabs.delete(tabId);
-  await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [tabId] }).catch(() => {});
+  await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: ruleIds(tabId) }).catch(() => {});
 }
 
-// A tab opened by a guarded tab's page (target=_blank, window.open) is guarded too. tabs.onCreated is the earliest
-// event that names it, so the rule goes in from there with no other round trip; still, the new tab's very first
-// request can leave before (a form posted into a new tab: see protocol/README.md). Returns whether it guarded the tab.
+// A guarded tab's page cannot open tabs (layer 2), but a tab guarded after it loaded a page still shows that
+// unsandboxed page: a tab it opens (target=_blank, window.open) is guarded too. tabs.onCreated is the earliest event
+// that names it, so the rules go in from there with no other round trip; the new tab's very first request can still
+// leave before. Rules only: Chrome's openerTabId may name a tab the user opened by hand, which the debugger must not
+// touch; webNavigation.onCreatedNavigationTarget (adoptIfOpenedByHanded) completes the guard. Returns whether it
+// guarded the tab.
 export async function guardIfOpenedByGuarded(tab) {
   if (tab.openerTabId === undefined) return false;
   if (!ready) await loadGuarded();
   if (!guardedTabs.has(tab.openerTabId)) return false;
-  await setGuard(tab.id, true).catch((e) => console.warn(e.message));
+  await setGuard(tab.id, true, { debuggee: false }).catch((e) => console.warn(e.message));
   return true;
 }
+
+// The browser ended the tab's debugger session (the user cancelled the "is debugging this browser" bar, or DevTools
+// took over): the service-worker bypass went with it, so put it back.
+chrome.debugger.onDetach.addListener((source, reason) => {
+  const tabId = source.tabId;
+  if (tabId === undefined || reason === "target_closed" || !guardedTabs.has(tabId)) return;
+  bypassServiceWorkers(tabId, true).catch((e) => console.warn(`tab ${tabId}: bypass not put back: ${e.message}`));
+});
