@@ -37,6 +37,9 @@ def test_extension_reconnects_after_the_backend_restarts(stack: Stack, pages_por
 
 
 def test_extension_reconnects_after_its_worker_is_stopped(stack: Stack, pages_port: int) -> None:
+    # A tab observed before the restart stays attached to the debugger; the new worker must reuse that attachment.
+    before = stack.call(stack.session.browser.open_tab(f"http://127.0.0.1:{pages_port}/second.html?before=sleep"), 60)
+    stack.call(stack.session.browser.observe(before.tab_id))
     workers = worker_targets(stack)
     assert workers, "the extension's service worker is running"
     link = stack.session.hub.link
@@ -47,7 +50,10 @@ def test_extension_reconnects_after_its_worker_is_stopped(stack: Stack, pages_po
         time.sleep(0.05)
     assert stack.session.hub.link is not link, "stopping the worker dropped its socket"
 
-    # Any tab event wakes a stopped MV3 worker; it reconnects on start.
+    # Any tab event wakes a stopped MV3 worker (as the user opening a tab would); it reconnects on start.
+    woke = stack.call(stack.session.chromium.cdp("Target.createTarget", {"url": "about:blank"}))
     tab = stack.call(stack.session.browser.open_tab(f"http://127.0.0.1:{pages_port}/second.html?after=sleep"), 60)
+    stack.call(stack.session.chromium.cdp("Target.closeTarget", {"targetId": woke["targetId"]}))
     assert stack.session.hub.link is not None and stack.session.hub.link is not link
     assert stack.call(stack.session.browser.observe(tab.tab_id)).url.endswith("after=sleep")
+    assert stack.call(stack.session.browser.observe(before.tab_id)).url.endswith("before=sleep")

@@ -42,10 +42,13 @@ async function attachOnce(tabId) {
   try {
     await chrome.debugger.attach({ tabId }, PROTOCOL);
   } catch (error) {
-    // After the worker restarts, our own earlier attachment is still there: reuse it.
+    // After the worker restarts, our own earlier attachment is still there: reuse it. getTargets does not say whose
+    // an attachment is, but only our own session answers our commands.
     if (!/already attached/i.test(error?.message || "")) throw cdpError("attach", error);
-    const targets = await chrome.debugger.getTargets();
-    const ours = targets.find((t) => t.tabId === tabId && t.attached && t.extensionId === chrome.runtime.id);
+    const ours = await chrome.debugger.sendCommand({ tabId }, "Runtime.evaluate", { expression: "0" }).then(
+      () => true,
+      () => false,
+    );
     if (!ours) throw new CommandError("cdp_error", "another debugger is attached to this tab (close DevTools on it)");
   }
   await send(tabId, "Page.enable");

@@ -83,13 +83,7 @@ export function loadGuarded() {
 // Layer 3: the tab's own debugger session bypasses service workers (needs the Network domain enabled; no response
 // bodies are kept). The setting lives in the browser with the attachment, so it outlives a restarted worker.
 async function bypassServiceWorkers(tabId, bypass) {
-  try {
-    await ensureAttached(tabId);
-  } catch (error) {
-    // After a worker restart, chrome.debugger.attach reports our own earlier attachment as "another debugger", and
-    // getTargets does not say whose it is; commands on it still work, so try them before giving up.
-    if (!/another debugger/i.test(error?.message || "")) throw error;
-  }
+  await ensureAttached(tabId);
   if (bypass) {
     await send(tabId, "Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
     await send(tabId, "Network.setBypassServiceWorker", { bypass: true });
