@@ -31,6 +31,8 @@ e2e: setup
 bench: setup
 	$(BIN)/python -m branchwise.bench.observe
 	$(BIN)/python -m branchwise.bench.search
+	$(BIN)/python -m branchwise.bench.safety
+	$(BIN)/python -m branchwise.bench.gate
 
 schema: setup
 	$(BIN)/branchwise schema --write protocol

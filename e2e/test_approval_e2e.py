@@ -101,6 +101,12 @@ def show(run: Answered, tmp_path: Path) -> str:
     return shown.stdout
 
 
+def audit(run: Answered, tmp_path: Path) -> str:
+    shown = branchwise("audit", str(run.result["run_id"]), "--data-dir", str(run.data_dir), env=base_env(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
 def test_approved_add_to_cart_runs_once_and_search_goes_on_from_the_cart(
         tmp_path: Path, shop: ShopServer, model: ScriptedModelServer) -> None:
     product = ShopQueries(shop.config.db_path).product_by_name(CART_PRODUCT)
@@ -109,7 +115,7 @@ def test_approved_add_to_cart_runs_once_and_search_goes_on_from_the_cart(
 
     # The prompt named the action, the button it presses, the page, and why it was flagged.
     assert f"on button 'Add to cart'\n  page: {shop.base_url}/product/{product.id}\n" in run.asked
-    assert "  why flagged: clicks the button 'Add to cart'\n" in run.asked
+    assert "  why flagged: the button 'Add to cart' submits a POST form to /cart/add\n" in run.asked
 
     # The shop really holds the book, once: approved means run exactly one time, never replayed.
     assert cart_rows(shop.config.db_path) == [(product.id, 1)]
@@ -119,13 +125,24 @@ def test_approved_add_to_cart_runs_once_and_search_goes_on_from_the_cart(
     assert "changed the site: #1 is the new root" in run.output
 
     shown = show(run, tmp_path)
-    assert "approved by user (terminal)" in shown and "- clicks the button 'Add to cart'" in shown
+    assert "approved by user (terminal)" in shown
+    assert "- the button 'Add to cart' submits a POST form to /cart/add" in shown
     # Everything before the change to the site is out of reach (the frontier was cleared); the cart page is the root.
     assert f"#0 (start) {shop.base_url}/product/{product.id}" in shown
     start_line = next(line for line in shown.splitlines() if "#0 (start)" in line)
     assert start_line.rstrip().endswith("invalid")
     assert "#1 click [" in shown and "[destructive]" in shown
     assert "Chosen trajectory:\n  1. #1 click [" in shown and "2. #2 stop [Added" in shown
+    assert shown.count("approved by user (terminal)") == 1, "the approved action is listed once"
+
+    # The audit log: the verdict with its reasons, the question as the user saw it, then the answer and who gave it.
+    logged = audit(run, tmp_path)
+    kinds = [line.split()[2] for line in logged.splitlines() if line[:1].isdigit()]
+    assert kinds.index("classified") < kinds.index("asked") < kinds.index("decided"), logged
+    asked = next(line for line in logged.splitlines() if "  asked  " in line)
+    assert "[destructive] on button 'Add to cart' at " + f"{shop.base_url}/product/{product.id}" in asked
+    assert "why: the button 'Add to cart' submits a POST form to /cart/add" in logged
+    assert "→ approved by user (terminal)" in logged and "note: y" in logged
     assert not model.unmatched()
 
 
@@ -150,3 +167,4 @@ def test_refused_add_to_cart_leaves_the_shop_unchanged_and_says_why(
 
     shown = show(run, tmp_path)
     assert f"denied by {by.split(' (')[0]}" in shown
+    assert f"→ denied by {by.split(' (')[0]}" in audit(run, tmp_path)

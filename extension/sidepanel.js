@@ -1,5 +1,6 @@
-// The side panel: connection status, a task box that starts a run on the current tab, and each run's steps and search
-// tree live.
+// The side panel: connection status, a task box that starts a run on the current tab, each run's steps, log and search
+// tree live, and the confirmation card when the backend asks before a flagged action.
+import { countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
 import { el, renderTree } from "./lib/treeview.js";
 
 const statusEl = document.getElementById("status");
@@ -9,6 +10,7 @@ const startEl = document.getElementById("start");
 const stopEl = document.getElementById("stop");
 const problemEl = document.getElementById("problem");
 const runsEl = document.getElementById("runs");
+const confirmsEl = document.getElementById("confirms");
 
 const LABELS = { connected: "Connected to the backend", connecting: "Connecting…", disconnected: "Not connected",
   refused: "Refused by the backend", unpaired: "Not paired" };
@@ -38,6 +40,10 @@ function renderRun(run) {
     steps.append(item);
   }
   box.append(steps);
+  if (run.log?.length) {
+    box.append(el("ol", { class: "run-log", "aria-label": "Run log" },
+      ...run.log.map((line) => el("li", { class: "log-line" }, line))));
+  }
   if (run.tree?.nodes?.length) box.append(renderTree(run.tree));
   if (run.answer) box.append(el("div", { class: "answer" }, el("strong", {}, "Answer: "), run.answer));
   if (run.message) box.append(el("p", { class: run.status === "failed" ? "error" : "hint" }, run.message));
@@ -51,6 +57,43 @@ function showRuns(runs = []) {
   stopEl.disabled = !activeRunId;
   startEl.disabled = !connected || Boolean(activeRunId);
 }
+
+// The oldest waiting confirmation is shown; the others follow once it is answered.
+let confirms = [];
+
+async function answer(approvalId, approved) {
+  const card = document.getElementById("confirm-card");
+  card?.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+  const reply = await chrome.runtime.sendMessage({ kind: "confirm_answer", approvalId, approved }).catch(
+    (error) => ({ error: error.message }));
+  if (reply?.error && card) {
+    card.querySelector(".confirm-problem").textContent = reply.error;
+    card.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+  }
+}
+
+function showConfirms(list = []) {
+  confirms = [...list].sort((a, b) => a.received_at - b.received_at);
+  if (!confirms.length) {
+    confirmsEl.replaceChildren();
+    return;
+  }
+  confirmsEl.replaceChildren(renderConfirm(confirms[0], confirms.length - 1, answer));
+  // The user sees the card now: the badge that called them here has done its job.
+  chrome.action.setBadgeText({ text: "" }).catch(() => {});
+}
+
+function tickCountdown() {
+  const card = document.getElementById("confirm-card");
+  const shown = card && confirms.find((c) => c.approval_id === card.dataset.approvalId);
+  if (!shown) return;
+  const countdown = card.querySelector(".confirm-countdown");
+  countdown.dataset.remaining = remainingSeconds(shown);
+  countdown.textContent = countdownText(shown);
+  if (remainingSeconds(shown) === 0) card.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+}
+
+setInterval(tickCountdown, 1000);
 
 // The tab a run starts on: the active tab of this window. When this page is itself open as a tab (rather than in the
 // side panel), that is the tab the user was on just before.
@@ -95,11 +138,13 @@ chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== "session") return;
   if (changes.connection) showStatus(changes.connection.newValue);
   if (changes.runs) showRuns(changes.runs.newValue);
+  if (changes.confirms) showConfirms(changes.confirms.newValue);
 });
 
 async function init() {
-  const { runs } = await chrome.storage.session.get("runs");
+  const { runs, confirms: waiting } = await chrome.storage.session.get(["runs", "confirms"]);
   showRuns(runs);
+  showConfirms(waiting);
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
   if (reply?.connection) showStatus(reply.connection);
 }

@@ -1,6 +1,8 @@
 // The Branchwise service worker: thin and obedient. It executes an allow-listed set of commands on the tabs the user
 // handed over, streams their events, and relays the side panel. All thinking happens in the local backend.
 import { act } from "./lib/act.js";
+import { answerConfirm, closeConfirm, dropConfirmsBefore, showConfirm } from "./lib/confirm.js";
+import { inspect } from "./lib/inspect.js";
 import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
@@ -12,6 +14,9 @@ import {
 } from "./lib/tabs.js";
 import { onCdpEvent } from "./lib/cdp.js";
 import { dropGuard, guardIfOpenedByGuarded, loadGuarded } from "./lib/guard.js";
+import {
+  blockIfOpenedByGated, dropGate, gateIfOpenedByGated, releaseHold, setGate, startGate, unblockOpened, withAllowance,
+} from "./lib/gate.js";
 
 async function handleCommand(message) {
   switch (message.type) {
@@ -33,12 +38,28 @@ async function handleCommand(message) {
       return observe(message.tab_id, message.include_frames);
     case "act":
       await requireHanded(message.tab_id);
-      return act(message.tab_id, message.action);
+      return withAllowance(message.tab_id, Boolean(message.allow_mutations), () => act(message.tab_id, message.action));
+    case "gate_tab":
+      if (message.on) await requireHanded(message.tab_id); // a closed tab's gate is simply forgotten
+      await setGate(message.tab_id, Boolean(message.on), (message.hold_timeout_seconds || 150) * 1000);
+      return { type: "done" };
+    case "release_request":
+      await releaseHold(message.hold_id, Boolean(message.allow));
+      return { type: "done" };
+    case "inspect":
+      await requireHanded(message.tab_id);
+      return inspect(message.tab_id, message.elements);
     case "run_update":
       await applyRunUpdate(message);
       return null;
     case "tree_update":
       await applyTreeUpdate(message);
+      return null;
+    case "confirm_request":
+      await showConfirm(message);
+      return null;
+    case "confirm_closed":
+      await closeConfirm(message.approval_id);
       return null;
     case "done":
     case "run_started":
@@ -52,9 +73,11 @@ const connection = new Connection(handleCommand);
 const emit = (event) => connection.send(event);
 
 watchRequests(emit);
+startGate(emit);
 
 chrome.webNavigation.onCreatedNavigationTarget.addListener(async (details) => {
   if (await adoptIfOpenedByHanded(details.sourceTabId, details.tabId)) {
+    await gateIfOpenedByGated(details.sourceTabId, details.tabId);
     emit({ type: "tab_event", id: newId(), tab_id: details.tabId, event: "created", url: details.url,
       opener_tab_id: details.sourceTabId });
   }
@@ -69,6 +92,17 @@ chrome.tabs.onCreated.addListener(async (tab) => {
     if (!isHanded(tab.id)) await dropGuard(tab.id);
   }, 3000);
 });
+
+// The same for a gated opener: a block rule until webNavigation confirms its page opened the tab and the gate is on.
+chrome.tabs.onCreated.addListener(async (tab) => {
+  if (!(await blockIfOpenedByGated(tab))) return;
+  setTimeout(async () => {
+    await loadHanded();
+    if (!isHanded(tab.id)) await unblockOpened(tab.id);
+  }, 3000);
+});
+
+chrome.tabs.onRemoved.addListener((tabId) => dropGate(tabId));
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
   if (await forgetClosed(tabId)) emit({ type: "tab_event", id: newId(), tab_id: tabId, event: "closed" });
@@ -107,6 +141,8 @@ async function handlePanelMessage(request) {
     case "stop_run":
       connection.send({ type: "stop_run", id: newId(), run_id: request.runId });
       return { ok: true };
+    case "confirm_answer":
+      return answerConfirm(connection, request.approvalId, request.approved);
     default:
       return { error: `unknown request ${request.kind}` };
   }
@@ -120,6 +156,8 @@ chrome.runtime.onMessage.addListener((request, sender, sendResponse) => {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && (changes.token || changes.backendUrl)) connection.restart();
+  const now = changes.connection?.newValue;
+  if (area === "session" && now?.state === "connected") dropConfirmsBefore(now.at);
 });
 
 // The worker may be stopped at any time; an alarm wakes it to reconnect if the backend came back meanwhile.

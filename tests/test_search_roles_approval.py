@@ -12,6 +12,7 @@ from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.llm import ChatMessage, LLMConfig, Usage
 from branchwise.observation import PageView
+from branchwise.protocol import ElementFacts
 from branchwise.search.approval import (
     ApprovalRequest,
     Approver,
@@ -29,7 +30,7 @@ from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel
 from branchwise.search.trace import SearchTrace
 from branchwise.search.value import ValueConfig
-from branchwise.store import RunRecord, RunStore, StoredRun
+from branchwise.store import AuditRecord, RunRecord, RunStore, StoredRun, format_run
 
 from fake_models import Call, FakeModel
 from pageviews import page
@@ -171,10 +172,13 @@ class ShopEnv:
                             page=shown)
         return self.last
 
-    async def execute(self, action: Action) -> ExecResult:
+    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
         self.executed.append(action)
         self.url = CART_URL
         return ExecResult(True)
+
+    async def inspect(self, element_ids: object) -> dict[int, ElementFacts]:
+        return {}
 
 
 class NoBacktracker:
@@ -210,6 +214,11 @@ def best_first(approver: Approver, tmp_path: Path) -> tuple[SearchOutcome, ShopE
     return outcome, env, stored, out.getvalue()
 
 
+def audit_log(tmp_path: Path) -> list[AuditRecord]:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        return store.audit_log("r1")
+
+
 def test_best_first_asks_with_the_element_and_the_reasons_and_records_the_approval(tmp_path: Path) -> None:
     approver = ScriptedApprover([True])
     outcome, env, stored, shown = best_first(approver, tmp_path)
@@ -217,9 +226,21 @@ def test_best_first_asks_with_the_element_and_the_reasons_and_records_the_approv
                                                  (ADD_REASON,))]
     assert outcome == SearchOutcome("finished", answer="Added Planter")
     assert env.executed == [Click(2)]
-    decided = [(c.node_id, c.action_text, c.reasons, c.decision, c.decided_by) for c in stored.classifications
-               if c.decision is not None]
-    assert decided == [(0, "click [2]", [ADD_REASON], "approved", "script")]
+    # One verdict row per classified action, the decision on it: `show` lists the approved action once.
+    verdicts = [(c.node_id, c.action_text, c.reasons, c.decision, c.decided_by) for c in stored.classifications
+                if c.action_text == "click [2]"]
+    assert verdicts == [(0, "click [2]", [ADD_REASON], "approved", "script")]
+    assert format_run(stored).split("Destructive actions:\n")[1].splitlines() == [
+        "  #0 click [2]: approved by script", f"    - {ADD_REASON}"]
+    # The audit log keeps the verdict, the question and the answer, in that order.
+    add = [e for e in audit_log(tmp_path) if e.action_text == "click [2]"]
+    assert [(e.kind, e.node_id, e.action_class, e.reasons, e.url, e.decision, e.decided_by) for e in add] == [
+        ("classified", 0, "destructive", [ADD_REASON], PRODUCT_URL, None, None),
+        ("asked", 0, "destructive", [ADD_REASON], PRODUCT_URL, None, None),
+        ("decided", 0, "destructive", [], PRODUCT_URL, "approved", "script"),
+    ]
+    assert add[1].element == add[2].element == "button 'Add to cart'"
+    assert add[0].created_at <= add[1].created_at <= add[2].created_at
     assert "`click [2]` changed the site: #1 is the new root" in shown
     by_id = {n.node_id: n for n in stored.nodes}
     assert by_id[0].status == "invalid", "nothing before the change to the site can be reached again"
@@ -233,4 +254,6 @@ def test_best_first_denied_runs_nothing_and_says_why_it_stopped(tmp_path: Path) 
     assert outcome.status == "failed" and "not allowed to run `click [2]`" in outcome.reason
     assert "not running `click [2]`: denied by script" in shown
     assert [(c.decision, c.decided_by) for c in stored.classifications if c.decision] == [("denied", "script")]
+    assert [(e.kind, e.decision) for e in audit_log(tmp_path) if e.kind != "classified"] == [
+        ("asked", None), ("decided", "denied")]
     assert {n.node_id: n.status for n in stored.nodes}[1] == "dead"

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from .link import BrowserEvent, ExtensionHub, ExtensionLink, LinkClosed
+from .link import BrowserEvent, ExtensionError, ExtensionHub, ExtensionLink, LinkClosed
 from .protocol import (
     Act,
     ActivateTab,
@@ -20,12 +20,18 @@ from .protocol import (
     BrowserCmd,
     CloseTab,
     Done,
+    ElementFacts,
+    ElementFactsReply,
+    ElementRef,
     Envelope,
+    GateTab,
     GuardTab,
+    Inspect,
     ListTabs,
     Observation,
     Observe,
     OpenTab,
+    ReleaseRequest,
     TabInfo,
     TabOpened,
     Tabs,
@@ -43,6 +49,7 @@ class BrowserConfig(BaseModel):
     reconnect_grace_seconds: float = 15.0
     observe_timeout_seconds: float = 60.0
     act_timeout_seconds: float = 45.0
+    inspect_timeout_seconds: float = 15.0
     open_tab_timeout_seconds: float = 30.0
 
 
@@ -92,9 +99,32 @@ class Browser:
     async def observe(self, tab_id: int) -> Observation:
         return await self._request(Observe(tab_id=tab_id), Observation, self.config.observe_timeout_seconds, retry=True)
 
-    async def act(self, tab_id: int, command: BrowserCmd) -> ActResult:
-        return await self._request(Act(tab_id=tab_id, action=command), ActResult, self.config.act_timeout_seconds,
-                                   retry=False)
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
+        """`allow_mutations`: the user approved this action, so the network gate lets its mutating requests through
+        while it runs (and only then)."""
+        return await self._request(Act(tab_id=tab_id, action=command, allow_mutations=allow_mutations), ActResult,
+                                   self.config.act_timeout_seconds, retry=False)
+
+    async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
+        """Turn the network gate of a handed-over tab on or off (idempotent, so safe to repeat after a restart)."""
+        message = GateTab(tab_id=tab_id, on=on) if hold_timeout_seconds is None else GateTab(
+            tab_id=tab_id, on=on, hold_timeout_seconds=hold_timeout_seconds)
+        await self._request(message, Done, self.config.act_timeout_seconds, retry=True)
+
+    async def release_request(self, hold_id: str, allow: bool) -> None:
+        """Let a held request go or fail it. Never repeated: a second release of one hold is refused anyway."""
+        await self._request(ReleaseRequest(hold_id=hold_id, allow=allow), Done, self.config.act_timeout_seconds,
+                            retry=False)
+
+    async def inspect(self, tab_id: int, refs: list[ElementRef]) -> list[ElementFacts]:
+        """DOM facts (form, method, link target...) of elements, in the order asked; a gone element has found=False."""
+        if not refs:
+            return []
+        reply = await self._request(Inspect(tab_id=tab_id, elements=refs), ElementFactsReply,
+                                    self.config.inspect_timeout_seconds, retry=True)
+        if len(reply.facts) != len(refs):
+            raise ExtensionError("invalid_message", f"inspect asked about {len(refs)} elements, got {len(reply.facts)}")
+        return reply.facts
 
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
         """Subscribe to network requests, tab events and dialogs; returns the unsubscribe function."""

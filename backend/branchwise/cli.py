@@ -1,4 +1,4 @@
-"""`branchwise` command line: serve, run, demo, schema."""
+"""`branchwise` command line: serve, run, runs, show, audit, demo, schema."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -22,10 +22,12 @@ from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig, default_data_dir
 from .launcher import BrowserLaunchError, ChromiumConfig
-from .link import LinkTimeout
+from .link import ExtensionHub, LinkTimeout
 from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
 from .protocol import StartRun
 from .runs import RunManager
+from .safety.confirm import CONFIRM_TIMEOUT_ENV, ConfirmConfig, SidePanelApprover
+from .safety.gate import NetworkGate
 from .scripted_model import Script
 from .search.action_aware import ActionAwareConfig
 from .search.agent import SearchAgent, SearchConfig
@@ -33,7 +35,7 @@ from .search.approval import Approver, DenyApprover, TerminalApprover
 from .search.backtrack import BacktrackMode
 from .serving import PortInUse
 from .session import Session, open_session
-from .store import RunNotFound, RunStore, default_store_path, format_run, format_runs
+from .store import RunNotFound, RunStore, default_store_path, format_audit, format_run, format_runs
 
 log = logging.getLogger("branchwise")
 
@@ -84,8 +86,8 @@ def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
 
 
 STRATEGIES = ("greedy", "best_first", "action_aware")
-ConfirmMode = Literal["ask", "deny"]
-CONFIRM_MODES: tuple[ConfirmMode, ...] = ("ask", "deny")
+ConfirmMode = Literal["ask", "panel", "deny"]
+CONFIRM_MODES: tuple[ConfirmMode, ...] = ("ask", "panel", "deny")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class RunOptions:
     backtrack: BacktrackMode = "speculative"
     # None: ask when stdin is a terminal, else deny.
     confirm: ConfirmMode | None = None
+    # How long a confirmation card in the side panel waits for an answer.
+    confirm_config: ConfirmConfig = field(default_factory=ConfirmConfig)
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -107,19 +111,28 @@ def open_store(data_dir: Path) -> RunStore:
 
 def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store: RunStore | None,
                 approver: Approver) -> Agent:
+    # Every run works under the network gate: mutating requests no approval covers are held and `approver` asked.
+    gate = NetworkGate(browser)
     if options.strategy == "greedy":
-        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps), store=store)
+        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps), store=store, gate=gate,
+                           approver=approver)
     search = SearchConfig(
         strategy=options.strategy,  # type: ignore[arg-type]
         backtrack=options.backtrack,
         action_aware=ActionAwareConfig(max_steps=options.max_steps),
     )
-    return SearchAgent(model.roles, browser, search, store=store, approver=approver)
+    return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
 def cli_approver(confirm: ConfirmMode | None = None, stdin: TextIO | None = None,
-                 out: TextIO | None = None) -> Approver:
-    """`--confirm ask` asks on stdin even when it is not a terminal (a script or a test may answer)."""
+                 out: TextIO | None = None, *, hub: ExtensionHub | None = None,
+                 confirm_config: ConfirmConfig | None = None) -> Approver:
+    """`--confirm ask` asks on stdin even when it is not a terminal (a script or a test may answer); `--confirm panel`
+    asks on a card in the side panel of the connected browser."""
+    if confirm == "panel":
+        if hub is None:
+            raise UsageError("--confirm panel needs a connected browser")
+        return SidePanelApprover(hub, confirm_config)
     stdin, out = stdin or sys.stdin, out or sys.stdout
     if confirm is None:
         if not stdin.isatty():
@@ -137,7 +150,8 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
     env = BrowserEnv(session.browser, tab.tab_id, EnvConfig())
     reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
                          SidePanelReporter(session.hub, scripted_model=model.scripted))
-    agent = build_agent(model, session.browser, options, store, cli_approver(options.confirm))
+    approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
+    agent = build_agent(model, session.browser, options, store, approver)
     result = await agent.run(task, env, reporter)
     if store is not None:
         say(f"See the run with: branchwise show {result.run_id}")
@@ -161,7 +175,34 @@ async def cmd_run(args: argparse.Namespace) -> int:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack,
-                      confirm=getattr(args, "confirm", None))
+                      confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args))
+
+
+def confirm_config(args: argparse.Namespace) -> ConfirmConfig:
+    """`--confirm-timeout`, else BRANCHWISE_CONFIRM_TIMEOUT, else the default."""
+    if getattr(args, "confirm_timeout", None) is not None:
+        return ConfirmConfig(timeout_seconds=args.confirm_timeout)
+    try:
+        return ConfirmConfig.from_env()
+    except ValueError as exc:
+        raise UsageError(f"{CONFIRM_TIMEOUT_ENV} must be a positive number of seconds") from exc
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def add_confirm_timeout_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--confirm-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                        help="how long a confirmation card in the side panel waits for Approve or Deny before the "
+                             f"action is denied (default ${CONFIRM_TIMEOUT_ENV} or "
+                             f"{ConfirmConfig().timeout_seconds:g})")
 
 
 def finish(result: RunResult, json_path: Path | None) -> int:
@@ -191,9 +232,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         else:
             say(f"Model: {model.description}")
             store = stack.enter_context(open_store(config.data_dir))
-            # Side-panel runs cannot ask for approval yet (the confirmation card is the safety issue): deny.
-            agent = build_agent(model, session.browser, run_options(args), store,
-                                DenyApprover("confirmation in the side panel is not available yet"))
+            # Side-panel runs ask on a card in the side panel; one approver serves every run of this backend.
+            options = run_options(args)
+            agent = build_agent(model, session.browser, options, store,
+                                SidePanelApprover(session.hub, options.confirm_config))
             RunManager(session.browser, model, agent, EnvConfig(),
                        TerminalReporter(scripted_model=model.scripted)).attach()
         say("Press Ctrl-C to stop.")
@@ -243,6 +285,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+AUDIT_LIMIT_ACROSS_RUNS = 50
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    with open_store(args.data_dir or default_data_dir()) as store:
+        try:
+            run_id = store.resolve_run(args.run) if args.run is not None else None
+        except RunNotFound as exc:
+            raise UsageError(str(exc)) from exc
+        # A run's whole log by default; across runs only the newest entries.
+        limit = args.limit if args.limit is not None or run_id else AUDIT_LIMIT_ACROSS_RUNS
+        entries = store.audit_log(run_id, limit)
+    if args.json:
+        for entry in entries:
+            say(entry.model_dump_json())
+    else:
+        say(format_audit(entries, run_id))
+    return EXIT_OK
+
+
 def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", choices=STRATEGIES, default="greedy",
                         help="greedy (one action at a time), best_first (Koh et al. tree search with a value "
@@ -275,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_args(serve)
     serve.add_argument("--max-steps", type=int, default=30)
     add_strategy_args(serve)
+    add_confirm_timeout_arg(serve)
     serve.set_defaults(handler=cmd_serve)
 
     run = sub.add_parser("run", help="run one task on a connected (or launched) browser")
@@ -290,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_strategy_args(run)
     run.add_argument("--confirm", choices=CONFIRM_MODES, default=None,
                      help="when search wants to run a possibly destructive action: ask (prompt and read the answer "
-                          "from stdin) or deny (default: ask when stdin is a terminal, else deny)")
+                          "from stdin), panel (a card in the browser's side panel) or deny (default: ask when stdin "
+                          "is a terminal, else deny)")
+    add_confirm_timeout_arg(run)
     add_backend_args(run, None)
     add_model_args(run)
     run.set_defaults(handler=cmd_run)
@@ -304,6 +369,16 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run", help="run id (a unique prefix is enough)")
     show.add_argument("--data-dir", type=Path, default=None)
     show.set_defaults(handler=cmd_show)
+
+    audit = sub.add_parser("audit", help="print the safety audit log: classifications, confirmations, decisions "
+                                         "and held requests, in time order")
+    audit.add_argument("run", nargs="?", default=None,
+                       help="run id (a unique prefix is enough); without it, the newest entries across runs")
+    audit.add_argument("--data-dir", type=Path, default=None)
+    audit.add_argument("--limit", type=int, default=None,
+                       help=f"only the newest N entries (default: all of a run's, {AUDIT_LIMIT_ACROSS_RUNS} across runs)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per entry and line")
+    audit.set_defaults(handler=cmd_audit)
 
     demo = sub.add_parser("demo", help="start the sandbox shop, the backend and Chromium, and run a sample task")
     demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)

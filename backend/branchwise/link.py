@@ -19,6 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from . import __version__
 from .config import ServerConfig
 from .protocol import (
+    ConfirmAnswer,
     DialogEvent,
     Envelope,
     Error,
@@ -28,6 +29,8 @@ from .protocol import (
     NetworkRequest,
     Ping,
     Pong,
+    RequestHeld,
+    RequestSent,
     RunStarted,
     StartRun,
     StopRun,
@@ -65,7 +68,7 @@ class LinkTimeout(ExtensionError):
         super().__init__("timeout", message)
 
 
-BrowserEvent = NetworkRequest | TabEvent | DialogEvent
+BrowserEvent = NetworkRequest | TabEvent | DialogEvent | RequestHeld | RequestSent
 
 
 class LinkHandlers(Protocol):
@@ -76,6 +79,8 @@ class LinkHandlers(Protocol):
     async def on_start_run(self, message: StartRun) -> str: ...
 
     async def on_stop_run(self, message: StopRun) -> None: ...
+
+    def on_confirm_answer(self, message: ConfirmAnswer) -> None: ...
 
 
 def describe_validation_error(err: ValidationError) -> str:
@@ -121,6 +126,9 @@ class ExtensionLink:
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
 
     async def send(self, message: Envelope) -> None:
         if self.closed:
@@ -261,12 +269,14 @@ class ExtensionLink:
                 await self.send(Pong(reply_to=message.id))
             case Pong():
                 pass
-            case NetworkRequest() | TabEvent() | DialogEvent():
+            case NetworkRequest() | TabEvent() | DialogEvent() | RequestHeld() | RequestSent():
                 self._handlers.on_event(message)
             case StartRun():
                 self._spawn(self._start_run(message))
             case StopRun():
                 self._spawn(self._handlers.on_stop_run(message))
+            case ConfirmAnswer():
+                self._handlers.on_confirm_answer(message)
             case Error():
                 log.warning("extension reported an error: %s: %s", message.code, message.message)
             case _:
@@ -328,6 +338,7 @@ class ExtensionHub:
         self._link: ExtensionLink | None = None
         self._changed = asyncio.Condition()
         self._event_listeners: list[Callable[[BrowserEvent], None]] = []
+        self._confirm_listeners: list[Callable[[ConfirmAnswer], None]] = []
         self.start_run_handler: Callable[[StartRun], Awaitable[str]] | None = None
         self.stop_run_handler: Callable[[StopRun], Awaitable[None]] | None = None
 
@@ -339,6 +350,11 @@ class ExtensionHub:
     def add_event_listener(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
         self._event_listeners.append(listener)
         return lambda: self._event_listeners.remove(listener)
+
+    def add_confirm_listener(self, listener: Callable[[ConfirmAnswer], None]) -> Callable[[], None]:
+        """Hear the user's answers to confirmation cards; returns the unsubscribe function."""
+        self._confirm_listeners.append(listener)
+        return lambda: self._confirm_listeners.remove(listener)
 
     async def wait_link(self, timeout: float) -> ExtensionLink:
         async def ready() -> ExtensionLink:
@@ -390,3 +406,9 @@ class ExtensionHub:
     async def on_stop_run(self, message: StopRun) -> None:
         if self.stop_run_handler is not None:
             await self.stop_run_handler(message)
+
+    def on_confirm_answer(self, message: ConfirmAnswer) -> None:
+        if not self._confirm_listeners:
+            log.warning("confirmation answer %s arrived but nothing is waiting for one", message.approval_id)
+        for listener in list(self._confirm_listeners):
+            listener(message)

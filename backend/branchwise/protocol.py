@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -278,6 +278,29 @@ class GuardTab(Envelope):
     guarded: bool
 
 
+class GateTab(Envelope):
+    """Turn the network gate of a tab on or off: while on, its mutating requests (POST, PUT, PATCH, DELETE) that no
+    approved action covers are held (`request_held`) until `release_request` answers. Tabs its pages open are gated
+    too. Idempotent."""
+
+    type: Literal["gate_tab"] = "gate_tab"
+    tab_id: int
+    on: bool
+    hold_timeout_seconds: float = Field(
+        default=150.0, gt=0, le=3600,
+        description="A held request nobody answers within this long is failed (fail safe): the backend is gone",
+    )
+
+
+class ReleaseRequest(Envelope):
+    """Backend → extension, answered by `done`: let a held request go (exactly once) or fail it (BlockedByClient).
+    An unknown or already settled hold is `error {code: invalid_message}`."""
+
+    type: Literal["release_request"] = "release_request"
+    hold_id: str = Field(min_length=1, max_length=64)
+    allow: bool
+
+
 class ActivateTab(Envelope):
     type: Literal["activate_tab"] = "activate_tab"
     tab_id: int
@@ -312,6 +335,60 @@ class Act(Envelope):
     type: Literal["act"] = "act"
     tab_id: int
     action: BrowserCmd
+    allow_mutations: bool = Field(
+        default=False,
+        description="The user approved this very action: while this command runs (its load wait included) the network "
+        "gate lets the tab's mutating requests through; afterwards they are held again",
+    )
+
+
+class LinkFacts(Model):
+    href: str = Field(description="Absolute address the link points at")
+    raw_href: str = Field(description="The href attribute as written ('#', 'javascript:...', a relative path)")
+    target: str = ""
+
+
+class FormFacts(Model):
+    """The form an element belongs to, as submitting it through this element would send it."""
+
+    method: Literal["get", "post", "dialog"] = Field(
+        description="Effective method: the submitter's formmethod when it has one, else the form's")
+    action: str = Field(description="Absolute action URL, the submitter's formaction honoured")
+    target: str = ""
+    submits: bool = Field(description="Activating this element submits the form: a submit button, or a field in a "
+                                      "form that Enter submits (implicit submission)")
+    submit_buttons: int = Field(default=0, description="Enabled submit buttons in the form")
+    submitter_label: str = Field(default="", description="Label of the button that submits: the element itself, or "
+                                                         "for a field the form's default button")
+
+
+class ElementFacts(Model):
+    """What the DOM says about an element that the accessibility tree does not: its form, its link target, handlers."""
+
+    found: bool = Field(description="False when the element is gone (detached, frame gone): nothing else is set")
+    tag: str = ""
+    type: str = Field(default="", description="Effective type of an input or button ('submit', 'search', ...)")
+    role: str = Field(default="", description="The role attribute as written")
+    link: LinkFacts | None = Field(default=None, description="The link the element is or sits in")
+    form: FormFacts | None = None
+    disabled: bool = False
+    contenteditable: bool = False
+    inline_handlers: list[str] = Field(default=[], description="Inline on* attributes of the element and its "
+                                                               "ancestors up to the form or body (a hint only)")
+    document_url: str = Field(default="", description="URL of the document (frame) the element is in")
+
+
+class Inspect(Envelope):
+    """Read the DOM facts of elements in one round trip (all candidates of one planner step)."""
+
+    type: Literal["inspect"] = "inspect"
+    tab_id: int
+    elements: list[ElementRef] = Field(max_length=500)
+
+
+class ElementFactsReply(Envelope):
+    type: Literal["element_facts"] = "element_facts"
+    facts: list[ElementFacts] = Field(description="One entry per requested element, in request order")
 
 
 class ActResult(Envelope):
@@ -328,7 +405,8 @@ class RunUpdate(Envelope):
     type: Literal["run_update"] = "run_update"
     run_id: str
     task: str = ""
-    status: Literal["started", "step", "finished", "failed", "stopped"]
+    # "progress": one line of the run's log in `message` (search progress, a denial and what the planner does next).
+    status: Literal["started", "step", "progress", "finished", "failed", "stopped"]
     step: int = 0
     url: str = ""
     thought: str = ""
@@ -392,6 +470,32 @@ class NetworkRequest(Envelope):
     time: float = Field(description="Milliseconds since the epoch")
 
 
+class RequestHeld(Envelope):
+    """A gated tab's page tried to send a mutating request that no approval covers: the browser holds it (CDP Fetch)
+    until `release_request`, or fails it after the gate's hold timeout."""
+
+    type: Literal["request_held"] = "request_held"
+    tab_id: int
+    hold_id: str = Field(min_length=1, max_length=64)
+    method: str
+    url: str
+    resource_type: str = Field(default="", description="CDP's resource type: Document, XHR, Fetch, Ping, ...")
+    initiator_url: str | None = Field(default=None, description="The sending page, as its Referer/Origin says")
+    body_bytes: int = Field(default=0, ge=0, description="Size of the request body (0 when none or unknown)")
+
+
+class RequestSent(Envelope):
+    """A gated tab's mutating request went to the network: covered by an approved action's allowance, or released."""
+
+    type: Literal["request_sent"] = "request_sent"
+    tab_id: int
+    method: str
+    url: str
+    hold_id: str | None = Field(default=None, description="Set when it was held and then released")
+    status: int | None = Field(default=None, description="HTTP status when known; the extension reports the request "
+                                                        "as it lets it go, before any answer, so usually absent")
+
+
 class TabEvent(Envelope):
     type: Literal["tab_event"] = "tab_event"
     tab_id: int
@@ -425,19 +529,65 @@ class StopRun(Envelope):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Confirmations: the user approves or denies one flagged action (or held request) in the side panel
+
+
+ConfirmOutcome = Literal["approved", "denied", "timeout"]
+
+
+class ConfirmRequest(Envelope):
+    """Backend → extension, no reply: show a confirmation card (and highlight the element) until `confirm_closed`."""
+
+    type: Literal["confirm_request"] = "confirm_request"
+    run_id: str
+    approval_id: str = Field(min_length=1, max_length=64)
+    nonce: str = Field(min_length=1, max_length=128, description="One-time secret the answer must echo")
+    kind: Literal["action", "request"] = Field(
+        default="action", description="A flagged action before it runs, or a held mutating network request")
+    tab_id: int | None = None
+    action_text: str = ""
+    url: str = Field(default="", description="The page the action would run on")
+    element_label: str = Field(default="", description="The element as the user sees it, e.g. button 'Add to cart'")
+    element: ElementRef | None = Field(default=None, description="The element to highlight on the page")
+    reasons: list[str] = Field(default=[], description="Why it was flagged")
+    timeout_s: float = Field(gt=0, description="Unanswered after this long, the backend denies it")
+    request_method: str | None = Field(default=None, description="kind=request: the held request's method")
+    request_url: str | None = Field(default=None, description="kind=request: the held request's URL")
+
+
+class ConfirmAnswer(Envelope):
+    """Extension → backend: the user's click. Counts once, and only with the request's approval_id and nonce."""
+
+    type: Literal["confirm_answer"] = "confirm_answer"
+    approval_id: str = Field(min_length=1, max_length=64)
+    nonce: str = Field(min_length=1, max_length=128)
+    approved: bool
+
+
+class ConfirmClosed(Envelope):
+    """Backend → extension: the confirmation is over (answered, timed out, run stopped); the card goes away."""
+
+    type: Literal["confirm_closed"] = "confirm_closed"
+    approval_id: str = Field(min_length=1, max_length=64)
+    outcome: ConfirmOutcome
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 
 ToExtension = Union[
-    HelloOk, Ping, Pong, Error, ListTabs, OpenTab, CloseTab, GuardTab, ActivateTab, Observe, Act, RunUpdate,
-    TreeUpdate, RunStarted, Done,
+    HelloOk, Ping, Pong, Error, ListTabs, OpenTab, CloseTab, GuardTab, ActivateTab, Observe, Act, Inspect, RunUpdate,
+    TreeUpdate, RunStarted, Done, GateTab, ReleaseRequest, ConfirmRequest, ConfirmClosed,
 ]
 FromExtension = Union[
-    Hello, Ping, Pong, Error, Tabs, TabOpened, Done, Observation, ActResult, NetworkRequest, TabEvent, DialogEvent,
-    StartRun, StopRun,
+    Hello, Ping, Pong, Error, Tabs, TabOpened, Done, Observation, ActResult, ElementFactsReply, NetworkRequest,
+    TabEvent, DialogEvent, StartRun, StopRun, RequestHeld, RequestSent, ConfirmAnswer,
 ]
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
     Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
-    Observe, Observation, Act, ActResult, RunUpdate, TreeUpdate, NetworkRequest, TabEvent, DialogEvent, StartRun, RunStarted, StopRun,
+    Observe, Observation, Act, ActResult, Inspect, ElementFactsReply, RunUpdate, TreeUpdate, NetworkRequest, TabEvent,
+    DialogEvent, StartRun, RunStarted, StopRun, GateTab, ReleaseRequest, RequestHeld, RequestSent, ConfirmRequest,
+    ConfirmAnswer, ConfirmClosed,
 )
 
 incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(

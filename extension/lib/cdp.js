@@ -7,9 +7,32 @@ const PROTOCOL = "1.3";
 // tabId -> { sessions: Map<targetKey, {sessionId, parentSessionId, frameId}>, dialog, attaching }
 const tabs = new Map();
 const eventListeners = new Set();
+const childHooks = new Set();
+// Child targets start paused (waitForDebuggerOnStart) so hooks can set them up before their first request.
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true };
 
 export function onCdpEvent(listener) {
   eventListeners.add(listener);
+}
+
+// hook(tabId, sessionId, targetInfo) runs for every target auto-attached to a tab (out-of-process iframes, workers)
+// before the target runs, e.g. to enable Fetch on it (lib/gate.js); it may be async.
+export function onChildSession(hook) {
+  childHooks.add(hook);
+}
+
+async function startChild(tabId, params) {
+  for (const hook of childHooks) {
+    try {
+      await hook(tabId, params.sessionId, params.targetInfo);
+    } catch (error) {
+      console.warn(`tab ${tabId}: setting up ${params.targetInfo.type} ${params.targetInfo.targetId} failed:`, error);
+    }
+  }
+  if (params.waitingForDebugger) {
+    await chrome.debugger.sendCommand({ tabId, sessionId: params.sessionId }, "Runtime.runIfWaitingForDebugger")
+      .catch(() => {});
+  }
 }
 
 function stateFor(tabId) {
@@ -52,7 +75,7 @@ async function attachOnce(tabId) {
     if (!ours) throw new CommandError("cdp_error", "another debugger is attached to this tab (close DevTools on it)");
   }
   await send(tabId, "Page.enable");
-  await send(tabId, "Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+  await send(tabId, "Target.setAutoAttach", AUTO_ATTACH);
 }
 
 export async function ensureAttached(tabId) {
@@ -107,13 +130,11 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
       frameId: params.targetInfo.targetId,
     });
     // Nested out-of-process frames attach through their parent's session.
-    chrome.debugger
-      .sendCommand({ tabId, sessionId: childSession }, "Target.setAutoAttach", {
-        autoAttach: true,
-        waitForDebuggerOnStart: false,
-        flatten: true,
-      })
+    chrome.debugger.sendCommand({ tabId, sessionId: childSession }, "Target.setAutoAttach", AUTO_ATTACH)
       .catch(() => {});
+  }
+  if (method === "Target.attachedToTarget") {
+    startChild(tabId, params);
   } else if (method === "Target.detachedFromTarget") {
     for (const [key, entry] of state.sessions) {
       if (entry.sessionId === params.sessionId) state.sessions.delete(key);

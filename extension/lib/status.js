@@ -11,6 +11,8 @@ export async function getConnectionStatus() {
 }
 
 const MAX_RUNS = 5;
+// Lines of a run's log kept for the panel (search progress, denials and what the planner did about them).
+const MAX_LOG_LINES = 80;
 
 // Updates arrive faster than storage round-trips: fold them one at a time so none is lost.
 let updateChain = Promise.resolve();
@@ -50,6 +52,12 @@ async function foldRunUpdate(update) {
   const run = findOrAddRun(runs, update);
   if (update.task) run.task = update.task;
   run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
+  if (update.status === "progress") {
+    run.log = [...(run.log || []), update.message || ""].slice(-MAX_LOG_LINES);
+    if (run.status === "started") run.status = "running";
+    await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+    return;
+  }
   if (update.status === "step") {
     run.steps = run.steps.filter((s) => s.step !== update.step);
     run.steps.push({ step: update.step, url: update.url, thought: update.thought || "", action: update.action || "" });

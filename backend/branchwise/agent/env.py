@@ -7,7 +7,8 @@ dialog into a few synthetic nodes (as WebOperator does) so the model can answer 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel
 
@@ -35,6 +36,7 @@ from ..protocol import (
     ClickCmd,
     DialogCmd,
     DialogInfo,
+    ElementFacts,
     ElementRef,
     GoBackCmd,
     GoForwardCmd,
@@ -49,6 +51,7 @@ from ..protocol import (
     TabInfo,
     TypeCmd,
 )
+from .watch import ActionWatch, GatedRequest
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +88,8 @@ class EnvView:
 class ExecResult:
     ok: bool
     error: str = ""
+    # The mutating requests the page made while the action ran, as the network gate saw them; None: no gate watched.
+    requests: tuple[GatedRequest, ...] | None = None
 
 
 class ActionRejected(Exception):
@@ -107,6 +112,8 @@ class BrowserEnv:
     tab_id: int
     config: EnvConfig = field(default_factory=EnvConfig)
     last: EnvView | None = None
+    # Sees each action run here (the network gate: safety/gate.py); None runs them unwatched.
+    watch: ActionWatch | None = field(default=None, repr=False)
 
     async def observe(self) -> EnvView:
         observation = await self.browser.observe(self.tab_id)
@@ -122,6 +129,15 @@ class BrowserEnv:
                            scroll=observation.scroll, navigation=observation.navigation)
         self.last = view
         return view
+
+    async def inspect(self, element_ids: Iterable[int]) -> dict[int, ElementFacts]:
+        """DOM facts of elements of the last observed page, in one round trip; ids not on that page are left out."""
+        page = self.last.page if self.last is not None else None
+        if page is None:
+            return {}
+        ids = [i for i in dict.fromkeys(element_ids) if i in page.elements]
+        facts = await self.browser.inspect(self.tab_id, [page.ref(i) for i in ids])
+        return dict(zip(ids, facts, strict=True))
 
     def _ref(self, element_id: int) -> ElementRef:
         view = self.last
@@ -173,8 +189,16 @@ class BrowserEnv:
                 return GoForwardCmd()
         raise ActionRejected(f"{action.to_text()} does not act inside a tab")
 
-    async def execute(self, action: Action) -> ExecResult:
-        """Run one action. A failure the model can fix comes back as ok=False with the reason."""
+    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
+        """Run one action. A failure the model can fix comes back as ok=False with the reason. `allow_mutations`: the
+        user approved this very action, so the network gate lets the requests it makes through (only while it runs)."""
+        if self.watch is None:
+            return await self._execute(action, allow_mutations)
+        async with self.watch.acting(self, action.to_text()) as seen:
+            result = await self._execute(action, allow_mutations)
+        return replace(result, requests=tuple(seen))
+
+    async def _execute(self, action: Action, allow_mutations: bool) -> ExecResult:
         try:
             match action:
                 case Stop():
@@ -187,7 +211,7 @@ class BrowserEnv:
                     return await self._focus_tab(index)
                 case CloseTab():
                     return await self._close_tab()
-            result = await self.browser.act(self.tab_id, self.command_for(action))
+            result = await self.browser.act(self.tab_id, self.command_for(action), allow_mutations=allow_mutations)
         except ActionRejected as exc:
             return ExecResult(False, str(exc))
         return ExecResult(result.ok, result.error)

@@ -20,6 +20,8 @@ from ..actions import ActionParseError, Stop, parse_response
 from ..llm import ChatMessage, Completion, LLMConfig, LLMError, Usage
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..protocol import new_id
+from ..safety.gate import GateRun, NetworkGate, gate_run
+from ..search.approval import Approver, DenyApprover
 from ..store import NodeRecord, RunRecord, RunStore, RunWriter
 from ..store import UsageRecord as StoredUsage
 from ..store.records import NodeStatus
@@ -106,8 +108,12 @@ class GreedyTrace:
 
 
 class GreedyAgent:
-    def __init__(self, model: Model, config: GreedyConfig | None = None, *, store: RunStore | None = None) -> None:
+    def __init__(self, model: Model, config: GreedyConfig | None = None, *, store: RunStore | None = None,
+                 gate: NetworkGate | None = None, approver: Approver | None = None) -> None:
         self.model = model
+        # No classifier here: under the gate every mutating request of the run is held and `approver` asked.
+        self.gate = gate
+        self.approver = approver or DenyApprover()
         self.config = config or GreedyConfig()
         self.store = store
 
@@ -123,7 +129,8 @@ class GreedyAgent:
         trace = GreedyTrace(writer)
         await reporter.started(run_id, task)
         try:
-            await self._loop(task, env, reporter, result, trace)
+            async with gate_run(self.gate, env, GateRun(run_id, writer, self.approver)):  # type: ignore[arg-type]
+                await self._loop(task, env, reporter, result, trace)
         except asyncio.CancelledError:
             result.status, result.reason = "stopped", "stopped by the user"
             raise

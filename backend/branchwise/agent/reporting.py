@@ -90,7 +90,9 @@ class SidePanelReporter:
         ))
 
     async def progress(self, run_id: str, text: str) -> None:
-        """The panel draws the tree instead of progress lines."""
+        """Into the run's log in the panel: among the lines, a denied action and what the planner does about it."""
+        await self._send(RunUpdate(run_id=run_id, task=self.task, status="progress", message=text,
+                                   scripted_model=self.scripted_model))
 
     async def tree(self, update: TreeUpdate) -> None:
         await self._send(update)

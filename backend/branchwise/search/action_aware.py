@@ -15,6 +15,7 @@ import logging
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Action, Stop
+from ..safety.postcheck import post_check
 from .candidates import Candidate, merge_candidates
 from .classes import ActionClass, Classification
 from .context import (
@@ -22,6 +23,7 @@ from .context import (
     SearchContext,
     SearchOutcome,
     ask_approval,
+    classify_candidates,
     history_of,
     live_action,
     node_from_view,
@@ -134,8 +136,8 @@ class _Run:
                          c.thought, c.action_text, node.progress)
             for c in kept
         ))
-        for candidate, score in zip(kept, scores, strict=True):
-            classification = ctx.classifier.classify(candidate.action, node.page)
+        classifications = await classify_candidates(ctx, node, [c.action for c in kept])
+        for candidate, score, classification in zip(kept, scores, classifications, strict=True):
             # WebOperator sums the scores of merged members; identical members score alike, so score once, times count.
             reward = score.reward * candidate.count
             element_id = candidate.action.element_id
@@ -203,17 +205,20 @@ class _Run:
 
     async def execute(self, node: Node, item: FrontierItem, action: Action) -> Node:
         ctx = self.ctx
-        outcome = await ctx.env.execute(action)
+        # A destructive item gets here only once the user approved it: its requests may pass the network gate.
+        outcome = await ctx.env.execute(action, allow_mutations=item.action_class is ActionClass.DESTRUCTIVE)
+        check = post_check(item.action_class, outcome.requests)
+        await ctx.trace.post_checked(node.id, item.action_text, check)
         view = await ctx.env.observe()
         child = self.tree.add_child(node.id, node_from_view(
             view, action=item.action, action_text=item.action_text, action_locator=item.locator,
-            action_class=item.action_class, thought=item.thought, reward=item.reward, progress=item.progress))
+            action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
         await record_step(ctx, child, "" if outcome.ok else outcome.error)
         if not outcome.ok:
             # The page refused the action: keep the record, but search goes on from the page as it is now.
             child.status = "dead"
             await ctx.trace.progress(f"`{item.action_text}` failed: {outcome.error}")
-        if item.action_class is ActionClass.DESTRUCTIVE and outcome.ok:
+        if check.reroots(outcome.ok):  # destructive, or what it sent says so
             self.queue.clear()
             self.destruction_count += 1
             self.budget = max(self.budget - 1, self.config.selection.min_budget)

@@ -14,6 +14,8 @@ from ..agent.reporting import RunReporter
 from ..browser import Browser
 from ..llm import LLMError, Usage
 from ..protocol import new_id
+from ..safety import SafetyClassifier
+from ..safety.gate import GateRun, NetworkGate, gate_run
 from ..store import RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
 from .action_aware import ActionAwareConfig, ActionAwareSearch
@@ -23,7 +25,6 @@ from .best_first import BestFirstConfig, BestFirstSearch
 from .classes import ActionClassifier
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
 from .examples import load_examples
-from .heuristic import HeuristicClassifier
 from .roles import ModelRoles
 from .trace import SearchTrace
 from .urlcheck import UrlProbe
@@ -49,13 +50,16 @@ def make_strategy(config: SearchConfig) -> SearchStrategy:
 
 class SearchAgent:
     def __init__(self, roles: ModelRoles, browser: Browser, config: SearchConfig, *, store: RunStore | None = None,
-                 approver: Approver | None = None, classifier: ActionClassifier | None = None) -> None:
+                 approver: Approver | None = None, classifier: ActionClassifier | None = None,
+                 gate: NetworkGate | None = None) -> None:
         self.roles = roles
         self.browser = browser
         self.config = config
         self.store = store
         self.approver = approver or DenyApprover()
-        self.classifier = classifier or HeuristicClassifier()
+        # Holds the mutating requests no approval covers while the run works (None: not watched).
+        self.gate = gate
+        self.classifier = classifier or SafetyClassifier()
 
     def _backtracker(self, env: BrowserEnv) -> Backtracker:
         if self.config.backtrack == "naive":
@@ -81,7 +85,8 @@ class SearchAgent:
                 await reporter.progress(run_id, f"retrieval: {len(ctx.examples)} past steps from "
                                                 f"{ctx.examples.runs} finished run(s)")
         try:
-            outcome = await strategy.search(ctx)
+            async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
+                outcome = await strategy.search(ctx)
         except asyncio.CancelledError:
             outcome = SearchOutcome("failed", reason="stopped by the user")
             result.status = "stopped"

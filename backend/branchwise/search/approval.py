@@ -1,18 +1,24 @@
 """Who decides whether a destructive action may run during search.
 
-Until the side panel can ask (the safety issue), CLI runs ask in the terminal and every other run is denied.
+Side-panel runs ask on a card in the side panel (safety/confirm.py); CLI runs ask there or in the terminal, or deny.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
-from dataclasses import dataclass
-from typing import Protocol, TextIO
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TextIO
 
 from ..actions import Action
 from ..observation import PageView
+from ..protocol import ElementRef, new_id
 from .classes import Classification
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(16)
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,13 @@ class ApprovalRequest:
     url: str
     element: str
     reasons: tuple[str, ...]
+    # Where it shows (the working tab, the element in the page it shows now, to highlight) and the binding of this one
+    # question, made when it is asked so the audit log has it before any answer. Not part of equality: two asks about
+    # the same action on the same page are the same question.
+    tab_id: int | None = field(default=None, compare=False)
+    element_ref: ElementRef | None = field(default=None, compare=False)
+    approval_id: str = field(default_factory=new_id, compare=False)
+    nonce: str = field(default_factory=new_nonce, compare=False)
 
 
 def element_label(action: Action, page: PageView | None) -> str:
@@ -33,11 +46,27 @@ def element_label(action: Action, page: PageView | None) -> str:
     return f"{element.role} '{element.name}'" if element else ""
 
 
+def live_element_ref(action: Action, page: PageView | None, shown: PageView | None) -> ElementRef | None:
+    """Where the element an action proposed on `page` is in `shown`, the page the tab shows now (a fresh capture of
+    the same page may number its elements differently); None when it is not there."""
+    element_id = action.element_id
+    if element_id is None or page is None or shown is None or element_id not in page.elements:
+        return None
+    live_id = element_id if shown is page else shown.find(page.elements[element_id].locator)
+    return shown.ref(live_id) if live_id is not None else None
+
+
 def approval_request(run_id: str, action: Action, action_text: str, url: str, page: PageView | None,
-                     classification: Classification) -> ApprovalRequest:
-    """What the user is asked about an action proposed on `page` (at `url`): its target and why it was flagged."""
+                     classification: Classification, *, tab_id: int | None = None,
+                     shown: PageView | None = None) -> ApprovalRequest:
+    """What the user is asked about an action proposed on `page` (at `url`): its target and why it was flagged.
+    `shown` is the page tab `tab_id` shows now, when that is `page`: its element gets highlighted."""
     return ApprovalRequest(run_id=run_id, action_text=action_text, url=url, element=element_label(action, page),
-                           reasons=classification.reasons)
+                           reasons=classification.reasons, tab_id=tab_id,
+                           element_ref=live_element_ref(action, page, shown))
+
+
+DecisionOutcome = Literal["approved", "denied", "timeout"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +74,12 @@ class Decision:
     approved: bool
     by: str
     note: str = ""
+    # Nobody answered in time: a denial, which the audit log records as such.
+    timed_out: bool = False
+
+    @property
+    def outcome(self) -> DecisionOutcome:
+        return "approved" if self.approved else "timeout" if self.timed_out else "denied"
 
 
 class Approver(Protocol):

@@ -190,6 +190,9 @@ class SpeculativeBacktracker:
 
     async def _commit(self, env: BrowserEnv, spec: BrowserEnv, opened: list[int]) -> None:
         for tab_id in opened:
+            # The network gate takes over before the guard goes, so no mutating request slips out in between.
+            if env.watch is not None:
+                await env.watch.adopt(tab_id)
             await self.browser.guard_tab(tab_id, False)
         old = env.tab_id
         env.tab_id, env.last = spec.tab_id, spec.last

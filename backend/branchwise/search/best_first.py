@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Action, ActionParseError, Stop, parse_response
+from ..safety.postcheck import post_check
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
 from .classes import ActionClass, Classification
@@ -24,6 +25,7 @@ from .context import (
     SearchContext,
     SearchOutcome,
     ask_approval,
+    classify_candidates,
     history_of,
     live_action,
     node_from_view,
@@ -153,8 +155,9 @@ class BestFirstSearch:
             if validate_action(parsed.action, node.page, node.space) is None:
                 samples.append(Candidate(parsed.action, parsed.action.to_text(), parsed.thought))
         children: list[tuple[Node, float]] = []
-        for candidate, share in top_by_count(samples, self.config.branching):
-            classification = ctx.classifier.classify(candidate.action, node.page)
+        top = top_by_count(samples, self.config.branching)
+        classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
+        for (candidate, share), classification in zip(top, classifications, strict=True):
             await ctx.trace.classified(node.id, candidate.action_text, classification)
             child = ctx.trace.tree.add_child(node.id, Node(
                 id=-1, parent_id=None, depth=0, url=node.url, action=candidate.action,
@@ -202,7 +205,13 @@ class BestFirstSearch:
             node.status = "dead"
             await ctx.trace.node(node)
             return False
-        outcome = await ctx.env.execute(action)
+        # A destructive node gets here only once the user approved it: its requests may pass the network gate.
+        destructive = node.action_class is ActionClass.DESTRUCTIVE
+        outcome = await ctx.env.execute(action, allow_mutations=destructive)
+        check = post_check(node.action_class or ActionClass.SAFE, outcome.requests)
+        await ctx.trace.post_checked(parent.id, node.action_text, check)
+        if check.reroots(outcome.ok):
+            node.action_class = ActionClass.DESTRUCTIVE  # what it sent changed the site: _round re-roots here
         view = await ctx.env.observe()
         fresh = node_from_view(view)
         node.url, node.title, node.text, node.page = fresh.url, fresh.title, fresh.text, fresh.page

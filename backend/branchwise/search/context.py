@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -10,6 +12,9 @@ from ..agent.env import BrowserEnv, EnvView
 from ..agent.greedy import approx_tokens
 from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
+from ..browser import BrowserDisconnected
+from ..link import ExtensionError, LinkClosed
+from ..protocol import ElementFacts
 from .approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
 from .classes import ActionClassifier, Classification
@@ -21,6 +26,8 @@ from .trace import SearchTrace
 from .tree import Node
 from .urlcheck import UrlCheck
 from .validate import ActionSpace
+
+log = logging.getLogger(__name__)
 
 SUMMARY_CHARS = 240
 
@@ -86,6 +93,37 @@ def live_action(ctx: SearchContext, node: Node, action: Action) -> Action | None
     return retarget(action, node.page, live.page)
 
 
+async def element_facts(ctx: SearchContext, node: Node, actions: Sequence[Action]) -> dict[int, ElementFacts]:
+    """DOM facts of the elements `actions` target on `node`'s page (ids as on that page), in one round trip.
+
+    Only while the working tab shows that page (the node is current): another page would answer for other elements.
+    Empty when the page cannot be read (closed tab, open dialog): the classifier then judges without facts, fail safe.
+    """
+    live = ctx.env.last
+    ids = [a.element_id for a in actions if a.element_id is not None]
+    if not ids or ctx.trace.current != node.id or node.page is None or live is None or live.page is None:
+        return {}
+    stored, shown = node.page, live.page
+    # The tab may show a fresh capture of the node's page with other ids: map them through the locators.
+    found = {i: i if shown is stored else shown.find(stored.elements[i].locator)
+             for i in ids if i in stored.elements}
+    mapped = {i: live_id for i, live_id in found.items() if live_id is not None}
+    try:
+        facts = await ctx.env.inspect(mapped.values())
+    except (ExtensionError, LinkClosed, BrowserDisconnected) as exc:
+        log.info("could not inspect the candidates of #%d, classifying without DOM facts: %s", node.id, exc)
+        return {}
+    return {i: facts[live_id] for i, live_id in mapped.items() if live_id in facts}
+
+
+async def classify_candidates(ctx: SearchContext, node: Node, actions: Sequence[Action]) -> list[Classification]:
+    """The classifier's verdict on each action proposed at `node`, with the DOM facts of its element when readable."""
+    facts = await element_facts(ctx, node, actions)
+    return [ctx.classifier.classify(action, node.page,
+                                    facts.get(action.element_id) if action.element_id is not None else None)
+            for action in actions]
+
+
 async def record_step(ctx: SearchContext, node: Node, error: str = "") -> None:
     """An action really ran in the working tab: the user sees it as a step, like in the greedy agent."""
     record = StepRecord(index=len(ctx.steps) + 1, url=node.url, observation_chars=len(node.text),
@@ -97,11 +135,16 @@ async def record_step(ctx: SearchContext, node: Node, error: str = "") -> None:
 
 async def ask_approval(ctx: SearchContext, at: Node, action: Action, action_text: str,
                        classification: Classification) -> Decision:
-    """Asks whether a destructive action proposed at `at` may run, and records the answer next to the verdict."""
-    decision = await ctx.approver.decide(
-        approval_request(ctx.run_id, action, action_text, at.url, at.page, classification))
-    await ctx.trace.classified(at.id, action_text, classification,
-                               "approved" if decision.approved else "denied", decision.by)
+    """Asks whether a destructive action proposed at `at` may run; the question and the answer go to the audit log,
+    the answer onto the action's verdict."""
+    # While the working tab shows `at`, the element can be highlighted there for the user.
+    live = ctx.env.last
+    request = approval_request(ctx.run_id, action, action_text, at.url, at.page, classification,
+                               tab_id=live.tab_id if live is not None else None,
+                               shown=live.page if live is not None and ctx.trace.current == at.id else None)
+    await ctx.trace.asked(at.id, request, classification, request.approval_id, request.nonce)
+    decision = await ctx.approver.decide(request)
+    await ctx.trace.decided(at.id, request, classification, decision, request.approval_id, request.nonce)
     if not decision.approved:
         await ctx.trace.progress(f"not running `{action_text}`: denied by {decision.by}"
                                  + (f" ({decision.note})" if decision.note else ""))

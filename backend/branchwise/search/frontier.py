@@ -1,7 +1,8 @@
 """The frontier of unexecuted actions (WebOperator): which one runs next (Alg. 5) and what is dropped (Alg. 4).
 
 Both functions are pure: they take the frontier as a sequence and return new lists, so the search loop owns the only
-mutable copy and a test can replay any decision from its inputs.
+mutable copy and a test can replay any decision from its inputs. Navigation actions count as safe everywhere here
+(`ActionClass.selection_class`, `runs_freely`).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _rank(item: FrontierItem) -> tuple[float, int]:
 
 def _best(indices: Sequence[int], items: Sequence[FrontierItem], action_class: ActionClass) -> int | None:
     """Index of the highest-ranked item of `action_class` among `indices` (the argmax lines of Alg. 5)."""
-    found = [i for i in indices if items[i].action_class is action_class]
+    found = [i for i in indices if items[i].action_class.selection_class is action_class]
     return min(found, key=lambda i: _rank(items[i])) if found else None
 
 
@@ -116,12 +117,12 @@ def select_action(
     queue = sorted(range(len(items)), key=lambda i: _rank(items[i]))
     deferred: list[int] = []
 
-    destructive_count = sum(1 for item in items if item.action_class is destructive)
+    destructive_count = sum(1 for item in items if item.action_class.selection_class is destructive)
     if len(items) > budget or destructive_count > 1:
         # Phase 1 (lines 7-25): exploit the best reward; only stops below K_T are held back.
         while queue:
             index = queue.pop(0)
-            cls = items[index].action_class
+            cls = items[index].action_class.selection_class
             if cls is terminating and not stop_allowed:
                 deferred.append(index)
             elif cls is destructive:
@@ -140,7 +141,7 @@ def select_action(
     # Phase 2 (lines 26-35): safe actions by reward, stops once K_T is met; everything else is deferred.
     while queue:
         index = queue.pop(0)
-        cls = items[index].action_class
+        cls = items[index].action_class.selection_class
         if cls is safe:
             return done(index, "best safe action")
         if cls is terminating and stop_allowed:
@@ -188,17 +189,17 @@ def prune_frontier(
     # Best destructive and best terminating only (the "repetitive" class of §3.4 is not tracked here).
     best: dict[ActionClass, FrontierItem] = {}
     for item in kept:
-        if item.action_class is not ActionClass.SAFE:
+        if not item.action_class.runs_freely:
             current = best.get(item.action_class)
             if current is None or _rank(item) < _rank(current):
                 best[item.action_class] = item
-    kept = [item for item in kept if item.action_class is ActionClass.SAFE or best[item.action_class] is item]
+    kept = [item for item in kept if item.action_class.runs_freely or best[item.action_class] is item]
 
     if len(kept) > budget:
         kept = _merge_duplicate_safe(kept)
 
     while len(kept) > budget:
-        safe = [item for item in kept if item.action_class is ActionClass.SAFE]
+        safe = [item for item in kept if item.action_class.runs_freely]
         pool = safe or kept
         worst = max(pool, key=_rank)
         log.debug("prune_frontier: dropping %s (reward %.3f)", worst.action_text, worst.reward)
@@ -207,14 +208,14 @@ def prune_frontier(
 
 
 def _merge_duplicate_safe(items: list[FrontierItem]) -> list[FrontierItem]:
-    """Merge safe items with the same node and action text into the oldest one, summing rewards."""
+    """Merge safe (and navigation) items with the same node and action text into the oldest one, summing rewards."""
     groups: dict[tuple[int, str], list[FrontierItem]] = {}
     for item in items:
-        if item.action_class is ActionClass.SAFE:
+        if item.action_class.runs_freely:
             groups.setdefault((item.node_id, item.action_text), []).append(item)
     merged: list[FrontierItem] = []
     for item in items:
-        if item.action_class is not ActionClass.SAFE:
+        if not item.action_class.runs_freely:
             merged.append(item)
             continue
         group = groups[(item.node_id, item.action_text)]

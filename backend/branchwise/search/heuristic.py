@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..actions import Action, Click, Press, Stop, Type
 from ..observation import ElementInfo, PageView
+from ..protocol import ElementFacts
 from .classes import ActionClass, Classification
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ class HeuristicClassifier:
     def __init__(self, config: HeuristicConfig | None = None) -> None:
         self.config = config or HeuristicConfig()
 
-    def classify(self, action: Action, page: PageView | None) -> Classification:
+    def classify(self, action: Action, page: PageView | None, facts: ElementFacts | None = None) -> Classification:
+        """Alg. 2 reads only the page: `facts` is accepted for the ActionClassifier interface and ignored."""
         result = self._classify(action, page)
         log.debug("classify %s -> %s (%s)", action.to_text(), result.action_class.value, "; ".join(result.reasons))
         return result

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from ..actions import Action
 from ..agent.reporting import RunReporter
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
+from ..safety.postcheck import PostCheck
 from ..store import (
+    AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
     NodeRecord,
@@ -19,6 +22,7 @@ from ..store import (
     RunWriter,
     ValueRecord,
 )
+from .approval import ApprovalRequest, Decision, element_label
 from .backtrack import BacktrackResult
 from .classes import Classification
 from .frontier import FrontierItem
@@ -68,12 +72,61 @@ class SearchTrace:
         await self.publish()
 
     async def classified(self, node_id: int, action_text: str, classification: Classification,
-                         decision: str | None = None, decided_by: str | None = None) -> None:
+                         action: Action | None = None) -> None:
+        """A verdict on an action proposed at node_id: one classification row (its decision comes later, onto the
+        same row) and a `classified` audit event with the page it would run on."""
+        if self.store is None:
+            return
+        await self.writer.write(RunStore.add_classification, ClassificationRecord(
+            run_id=self.run_id, node_id=node_id, action_text=action_text,
+            action_class=classification.action_class.value, reasons=list(classification.reasons)))
+        at = self.tree.nodes.get(node_id)
+        await self.writer.audit(AuditRecord(
+            run_id=self.run_id, kind="classified", node_id=node_id, action_text=action_text,
+            action_class=classification.action_class.value, reasons=list(classification.reasons),
+            url=at.url if at else "", element=element_label(action, at.page) if action and at else ""))
+
+    async def asked(self, node_id: int, request: ApprovalRequest, classification: Classification,
+                    approval_id: str = "", nonce: str = "") -> None:
+        """The user is asked about an action: the audit log keeps exactly what they were shown. Written before the
+        answer arrives, so a question nobody answered is on record too."""
         if self.store is not None:
-            await self.writer.write(RunStore.add_classification, ClassificationRecord(
-                run_id=self.run_id, node_id=node_id, action_text=action_text,
-                action_class=classification.action_class.value, reasons=list(classification.reasons),
-                decision=decision, decided_by=decided_by))
+            await self.writer.audit(AuditRecord(
+                run_id=self.run_id, kind="asked", node_id=node_id, action_text=request.action_text,
+                action_class=classification.action_class.value, reasons=list(request.reasons), url=request.url,
+                element=request.element, approval_id=approval_id, nonce=nonce))
+
+    async def decided(self, node_id: int, request: ApprovalRequest, classification: Classification,
+                      decision: Decision, approval_id: str = "", nonce: str = "") -> None:
+        """The answer: onto the action's classification row (so `show` lists it once) and as a `decided` event."""
+        if self.store is None:
+            return
+        # A timeout is a denial on the verdict (`show`: "denied by timeout"); the audit log keeps it apart.
+        await self.writer.decision(ClassificationRecord(
+            run_id=self.run_id, node_id=node_id, action_text=request.action_text,
+            action_class=classification.action_class.value, reasons=list(classification.reasons),
+            decision="approved" if decision.approved else "denied", decided_by=decision.by))
+        await self.writer.audit(AuditRecord(
+            run_id=self.run_id, kind="decided", node_id=node_id, action_text=request.action_text,
+            action_class=classification.action_class.value, url=request.url, element=request.element,
+            decision=decision.outcome, decided_by=None if decision.timed_out else decision.by, note=decision.note,
+            approval_id=approval_id, nonce=nonce))
+
+    async def post_checked(self, node_id: int, action_text: str, check: PostCheck) -> None:
+        """What an action run at node_id really sent, against its class (safety/postcheck.py): a `post_check` audit
+        row with both, whenever the requests say something about the class."""
+        if not check.recorded:
+            return
+        seen = check.sent + check.refused
+        if self.store is not None:
+            at = self.tree.nodes.get(node_id)
+            await self.writer.audit(AuditRecord(
+                run_id=self.run_id, kind="post_check", node_id=node_id, action_text=action_text,
+                action_class=check.action_class.value, reasons=[r.describe() for r in seen],
+                url=at.url if at else "", note=f"{check.verdict}: {check.note}",
+                request_method=seen[0].method if seen else "", request_url=seen[0].url if seen else ""))
+        if check.verdict != "confirmed":
+            await self.progress(f"`{action_text}`: the class is {check.verdict} by what it sent ({check.note})")
 
     async def scored(self, node_id: int, kind: str, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:

@@ -1,7 +1,8 @@
-"""The run store: agent runs (greedy and tree search) kept in SQLite in the data dir, for `branchwise runs` and
-`branchwise show`."""
+"""The run store: agent runs (greedy and tree search) and their safety audit log kept in SQLite in the data dir, for
+`branchwise runs`, `show` and `audit`."""
 
 from .records import (
+    AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
     NodeRecord,
@@ -12,12 +13,13 @@ from .records import (
     UsageRecord,
     ValueRecord,
 )
-from .render import format_node, format_run, format_runs
+from .render import format_audit, format_node, format_run, format_runs
 from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
 from .writer import RunWriter
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AuditRecord",
     "BacktrackRecord",
     "ClassificationRecord",
     "NodeRecord",
@@ -31,6 +33,7 @@ __all__ = [
     "UsageRecord",
     "ValueRecord",
     "default_store_path",
+    "format_audit",
     "format_node",
     "format_run",
     "format_runs",

@@ -15,12 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field
 RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
 FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
 NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
-ActionClassName = Literal["safe", "destructive", "terminating"]
+# "navigation" is in the design's classes; accepted ahead of the classifier so its verdicts can be stored.
+ActionClassName = Literal["safe", "navigation", "destructive", "terminating"]
 Decision = Literal["approved", "denied", "not_asked"]
 ValueKind = Literal["value", "reward"]
 BacktrackMode = Literal["speculative", "naive"]
 BacktrackOutcome = Literal["committed", "aborted", "failed"]
 Role = Literal["policy", "value", "reward"]
+# What the safety audit log records: verdicts, confirmations asked and answered, mutating requests the network gate saw,
+# held, let through or failed, and the check after an action ran. New kinds are appended; stored rows keep their kind.
+AuditKind = Literal["classified", "asked", "decided", "request_seen", "request_held", "request_released",
+                    "request_failed", "post_check"]
+AuditDecision = Literal["approved", "denied", "timeout"]
 
 
 def utc_now() -> datetime:
@@ -78,6 +84,34 @@ class ClassificationRecord(_Record):
     reasons: list[str] = []
     decision: Decision | None = None
     decided_by: str | None = None
+
+
+class AuditRecord(_Record):
+    """One event of a run's safety audit log: what happened (kind), to what, where, why, and who decided.
+
+    Fields that do not apply to a kind stay empty: request_* only for request kinds, decision/decided_by only for
+    `decided` (and a released or failed request that a decision covered). decided_by names who answered, e.g.
+    "user (terminal)", "user (side panel)", "policy" or "script". seq is the store's row id, set when read back.
+    """
+
+    run_id: str
+    kind: AuditKind
+    created_at: datetime = Field(default_factory=utc_now)
+    seq: int | None = None
+    node_id: int | None = None
+    action_text: str = ""
+    action_class: ActionClassName | None = None
+    reasons: list[str] = []
+    url: str = ""
+    element: str = ""
+    decision: AuditDecision | None = None
+    decided_by: str | None = None
+    note: str = ""
+    request_method: str = ""
+    request_url: str = ""
+    # The confirmation's id and one-time nonce, when the approval was bound to them.
+    approval_id: str = ""
+    nonce: str = ""
 
 
 class ValueRecord(_Record):

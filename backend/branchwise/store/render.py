@@ -1,11 +1,11 @@
-"""Plain-text views of stored runs for `branchwise runs` and `branchwise show`: no colour, so they pipe and assert."""
+"""Plain-text views of stored runs for `branchwise runs`, `show` and `audit`: no colour, so they pipe and assert."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
-from .records import ClassificationRecord, NodeRecord, RunSummary, StoredRun, UsageRecord
+from .records import AuditRecord, ClassificationRecord, NodeRecord, RunSummary, StoredRun, UsageRecord
 
 TRAJECTORY_MARK = "★"
 
@@ -101,6 +101,21 @@ def _decision(c: ClassificationRecord) -> str:
     return f"{text} by {c.decided_by}" if c.decided_by else text
 
 
+def _merged(classifications: Sequence[ClassificationRecord]) -> list[ClassificationRecord]:
+    """One entry per classified action: a decision replaces the undecided verdict it answers. Stores written before
+    decisions were put on their verdict hold both rows."""
+    merged: list[ClassificationRecord] = []
+    for c in classifications:
+        if c.decision is not None:
+            earlier = next((i for i in reversed(range(len(merged))) if merged[i].decision is None
+                            and (merged[i].node_id, merged[i].action_text) == (c.node_id, c.action_text)), None)
+            if earlier is not None:
+                merged[earlier] = c
+                continue
+        merged.append(c)
+    return merged
+
+
 def format_run(stored: StoredRun) -> str:
     """`branchwise show`: header, usage, the tree with the trajectory marked, the trajectory, backtracks, and the
     destructive actions with why they were flagged and what was decided."""
@@ -141,10 +156,58 @@ def format_run(stored: StoredRun) -> str:
                 f"env_actions={b.env_actions} wall_ms={b.wall_ms:.0f}")
         lines.append(f"{line}  {_clip(b.reason, 100)}" if b.reason else line)
 
-    destructive = [c for c in stored.classifications if c.action_class == "destructive"]
+    destructive = [c for c in _merged(stored.classifications) if c.action_class == "destructive"]
     lines.append("")
     lines.append("Destructive actions:" if destructive else "Destructive actions: none")
     for c in destructive:
         lines.append(f"  #{c.node_id} {_clip(c.action_text, 100)}: {_decision(c)}")
         lines += [f"    - {_clip(reason, 110)}" for reason in c.reasons]
+    return "\n".join(lines)
+
+
+AUDIT_KIND_WIDTH = len("request_released")
+
+
+def _audit_line(e: AuditRecord) -> str:
+    """What an event was about, where, and what was decided, on one line."""
+    if e.kind.startswith("request_"):
+        what = " ".join(part for part in (e.request_method, _clip(e.request_url, 100)) if part) or "(request)"
+        if e.action_text:
+            what += f" during `{_clip(e.action_text, 60)}`"
+    else:
+        what = " ".join(part for part in (f"#{e.node_id}" if e.node_id is not None else "",
+                                          _clip(e.action_text, 100)) if part) or "-"
+    if e.action_class is not None:
+        what += f" [{e.action_class}]"
+    if e.element:
+        what += f" on {_clip(e.element, 60)}"
+    if e.url:
+        what += f" at {_clip(e.url, 100)}"
+    if e.decision is not None:
+        what += f" → {e.decision}" + (f" by {e.decided_by}" if e.decided_by else "")
+    return what
+
+
+def format_audit(entries: Sequence[AuditRecord], run_id: str | None = None) -> str:
+    """`branchwise audit`: one run's events (run_id given) or the newest across runs, in time order, times in UTC;
+    why an action was flagged, the answer's note and the approval's id go on the lines below their event."""
+    if not entries:
+        return f"Run {run_id}: no audit entries recorded." if run_id else "No audit entries recorded yet."
+    if run_id:
+        lines = [f"Audit log of run {run_id} ({len(entries)} entries, times in UTC):"]
+    else:
+        lines = [f"Audit log, newest {len(entries)} entries across runs (times in UTC):"]
+    run_width = max(len(e.run_id) for e in entries)
+    for e in entries:
+        prefix = e.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") + "  "
+        if not run_id:
+            prefix += e.run_id.ljust(run_width) + "  "
+        prefix += e.kind.ljust(AUDIT_KIND_WIDTH) + "  "
+        lines.append(prefix + _audit_line(e))
+        below = " " * len(prefix)
+        lines += [f"{below}why: {_clip(reason, 110)}" for reason in e.reasons]
+        if e.note:
+            lines.append(f"{below}note: {_clip(e.note, 110)}")
+        if e.approval_id:
+            lines.append(f"{below}approval: {e.approval_id}")
     return "\n".join(lines)

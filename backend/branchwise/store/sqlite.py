@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Self, get_args
 
 from .records import (
+    AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
     FinalStatus,
@@ -36,7 +37,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_FILENAME = "runs.sqlite3"
 
 # Version n's statements bring a store at version n-1 up to n; a new version appends a tuple (never edit old ones).
@@ -127,7 +128,34 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_id, position)
         )""",
     ),
+    # 2: the safety audit log. Read in time order, per run or across runs.
+    (
+        """CREATE TABLE IF NOT EXISTS audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            node_id INTEGER,
+            action_text TEXT NOT NULL DEFAULT '',
+            action_class TEXT,
+            reasons TEXT NOT NULL DEFAULT '[]',
+            url TEXT NOT NULL DEFAULT '',
+            element TEXT NOT NULL DEFAULT '',
+            decision TEXT,
+            decided_by TEXT,
+            note TEXT NOT NULL DEFAULT '',
+            request_method TEXT NOT NULL DEFAULT '',
+            request_url TEXT NOT NULL DEFAULT '',
+            approval_id TEXT NOT NULL DEFAULT '',
+            nonce TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX IF NOT EXISTS audit_run ON audit (run_id, created_at, id)",
+        "CREATE INDEX IF NOT EXISTS audit_time ON audit (created_at, id)",
+    ),
 )
+
+_AUDIT_COLUMNS = ("run_id", "created_at", "kind", "node_id", "action_text", "action_class", "reasons", "url", "element",
+                  "decision", "decided_by", "note", "request_method", "request_url", "approval_id", "nonce")
 
 _ROLES: tuple[str, ...] = get_args(Role)
 
@@ -176,7 +204,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 class RunStore:
-    """Runs, nodes, classifications, values, backtracks, usage and trajectories of the tree-search planner."""
+    """Runs, nodes, classifications, values, backtracks, usage and trajectories of the tree-search planner, and the
+    safety audit log of every run."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
@@ -304,6 +333,28 @@ class RunStore:
                     (record.run_id, record.node_id, record.action_text, record.action_class,
                      json.dumps(record.reasons), record.decision, record.decided_by))
 
+    def record_decision(self, record: ClassificationRecord) -> None:
+        """Put the user's decision on the verdict it answers (the newest undecided row of that action at that node),
+        so each classified action is one row; inserts the record when there is no such row."""
+        with self._lock, self._transaction():
+            changed = self._conn.execute(
+                "UPDATE classifications SET decision = ?, decided_by = ? WHERE id = (SELECT id FROM classifications "
+                "WHERE run_id = ? AND node_id = ? AND action_text = ? AND decision IS NULL ORDER BY id DESC LIMIT 1)",
+                (record.decision, record.decided_by, record.run_id, record.node_id, record.action_text)).rowcount
+            if not changed:
+                self._conn.execute(
+                    "INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons, decision, "
+                    "decided_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (record.run_id, record.node_id, record.action_text, record.action_class,
+                     json.dumps(record.reasons), record.decision, record.decided_by))
+
+    def add_audit(self, record: AuditRecord) -> None:
+        """Append one audit event; its seq is the row id the store gives it."""
+        values = {**record.model_dump(include=set(_AUDIT_COLUMNS)), "created_at": _ts(record.created_at),
+                  "reasons": json.dumps(record.reasons)}
+        self._write(f"INSERT INTO audit ({', '.join(_AUDIT_COLUMNS)}) "
+                    f"VALUES ({', '.join(':' + c for c in _AUDIT_COLUMNS)})", values)
+
     def add_value(self, record: ValueRecord) -> None:
         self._write("INSERT INTO node_values (run_id, node_id, kind, score, method, samples) VALUES (?, ?, ?, ?, ?, ?)",
                     (record.run_id, record.node_id, record.kind, record.score, record.method,
@@ -383,6 +434,25 @@ class RunStore:
         return [TrajectoryStep(run_id=r["run_id"], task=r["task"], position=r["position"], url=r["url"],
                                observation_text=r["observation_text"], thought=r["thought"],
                                action_text=r["action_text"]) for r in rows]
+
+    def resolve_run(self, run_id_or_prefix: str) -> str:
+        """The full id of the one run that equals or starts with the text; RunNotFound if none or several match."""
+        with self._lock:
+            return self._resolve(run_id_or_prefix)
+
+    def audit_log(self, run_id_or_prefix: str | None = None, limit: int | None = None) -> list[AuditRecord]:
+        """One run's audit events (by id or unique prefix), or every run's; in time order. With a limit, the newest
+        `limit` events, still oldest first."""
+        with self._lock:
+            where, params = "", []
+            if run_id_or_prefix is not None:
+                where, params = "WHERE run_id = ?", [self._resolve(run_id_or_prefix)]
+            # Newest first to apply the limit, then turned around: a log reads top to bottom.
+            rows = self._conn.execute(f"SELECT * FROM audit {where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                                      [*params, -1 if limit is None else max(limit, 0)]).fetchall()
+        return [AuditRecord(**{**{c: r[c] for c in _AUDIT_COLUMNS}, "seq": r["id"],
+                               "created_at": _dt(r["created_at"]), "reasons": json.loads(r["reasons"])})
+                for r in reversed(rows)]
 
     def load_run(self, run_id_or_prefix: str) -> StoredRun:
         """Everything about one run, by full id or unique prefix; RunNotFound if none or several match."""

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from .records import FinalStatus, NodeRecord, RunRecord, UsageRecord
+from .records import AuditRecord, ClassificationRecord, FinalStatus, NodeRecord, RunRecord, UsageRecord
 from .sqlite import RunStore
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,13 @@ class RunWriter:
 
     async def node(self, node: NodeRecord) -> None:
         await self.write(RunStore.upsert_node, node)
+
+    async def audit(self, record: AuditRecord) -> None:
+        await self.write(RunStore.add_audit, record)
+
+    async def decision(self, record: ClassificationRecord) -> None:
+        """The user's answer, put on the verdict it answers rather than added as a second row."""
+        await self.write(RunStore.record_decision, record)
 
     async def trajectory(self, node_ids: Sequence[int]) -> None:
         await self.write(RunStore.set_trajectory, self.run_id, list(node_ids))

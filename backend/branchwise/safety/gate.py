@@ -1,0 +1,296 @@
+"""The network gate, backend side: a mutating request no approval covers is held in the browser until someone decides.
+
+While a run works in a tab, the extension holds the tab's POST, PUT, PATCH and DELETE requests (CDP Fetch) and reports
+each as `request_held`. The gate asks the run's approver ("the page tried to send POST to …"), writes the question and
+the outcome to the run's audit log, and answers `release_request`: the request goes out exactly once, or fails and
+the server receives nothing. An approved action runs with an allowance instead (`act {allow_mutations}`), and the
+requests it sends come back as `request_sent`. The classifier's misses are caught here, before they reach a server.
+
+Each action the environment runs is a window (BrowserEnv.watch): the requests seen in it, let through or failed, are
+handed back with the action's result for the post-execution check (safety/postcheck.py). A window ends only once
+every request held during it has been decided, so the check sees the whole picture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agent.watch import GatedOutcome, GatedRequest, WatchedEnv
+from ..browser import BrowserDisconnected
+from ..link import BrowserEvent, ExtensionError, LinkClosed
+from ..protocol import ConfirmRequest, RequestHeld, RequestSent, TabEvent
+from ..search.approval import ApprovalRequest, Approver, Decision
+from ..store import AuditRecord, RunWriter
+from .confirm import SidePanelApprover
+
+log = logging.getLogger(__name__)
+
+_BROWSER_FAILURES = (BrowserDisconnected, ExtensionError, LinkClosed)
+NO_APPROVAL = "no approval covers it"
+
+
+class GateConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    decide_timeout_seconds: float = Field(default=140.0, gt=0, description="Unanswered this long: failed (timeout)")
+    # The extension fails a hold on its own after this long (the backend is gone): longer than the decision may take.
+    hold_timeout_seconds: float = Field(default=150.0, gt=0)
+
+
+class GateBrowser(Protocol):
+    """What the gate needs of the browser (browser.Browser)."""
+
+    def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]: ...
+
+    async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None: ...
+
+    async def release_request(self, hold_id: str, allow: bool) -> None: ...
+
+
+class WatchedEnvSlot(WatchedEnv, Protocol):
+    """An environment the gate can watch (agent/env.BrowserEnv)."""
+
+    watch: object
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """Who the gate works for: the run's id, where its audit log goes, and who decides for it."""
+
+    run_id: str
+    writer: RunWriter
+    approver: Approver
+
+
+@dataclass
+class _Window:
+    action_text: str
+    requests: list[GatedRequest] = field(default_factory=list)
+    pending: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class GateSession:
+    """One run under the gate: its tabs, the action running now, the holds being decided. The env's ActionWatch."""
+
+    def __init__(self, gate: NetworkGate, run: GateRun) -> None:
+        self.gate = gate
+        self.run = run
+        self.tabs: set[int] = set()
+        self.window: _Window | None = None
+        # Questions being decided, and audit rows being written (those are awaited, never cancelled).
+        self.holds: set[asyncio.Task[None]] = set()
+        self.writes: set[asyncio.Task[None]] = set()
+        self.closed = False
+
+    async def adopt(self, tab_id: int) -> None:
+        if tab_id in self.tabs or self.closed:
+            return
+        await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
+        self.tabs.add(tab_id)
+        self.gate.tab_sessions[tab_id] = self
+
+    @contextlib.asynccontextmanager
+    async def acting(self, env: WatchedEnv, action_text: str) -> AsyncIterator[list[GatedRequest]]:
+        # The working tab may have moved (tab_focus, close_tab); an action never runs in a tab that cannot be gated.
+        await self.adopt(env.tab_id)
+        window = _Window(action_text)
+        self.window = window
+        try:
+            yield window.requests
+            # The action returned: what it made the page send is known once every hold it raised is decided.
+            if window.pending:
+                await asyncio.wait(set(window.pending))
+        finally:
+            if self.window is window:
+                self.window = None
+        try:
+            await self.adopt(env.tab_id)  # e.g. new_tab: gate its page now, not only at the next action
+        except _BROWSER_FAILURES as exc:
+            log.warning("network gate: tab %d not gated yet (tried again before the next action): %s", env.tab_id,
+                        exc)
+
+    async def close(self) -> None:
+        """The run ends: questions still open are withdrawn (their requests failed), then the gate comes off the
+        run's tabs (the extension fails anything they still hold first)."""
+        self.closed = True
+        for task in list(self.holds):
+            task.cancel()
+        if self.holds:
+            await asyncio.wait(set(self.holds))
+        for tab_id in sorted(self.tabs):
+            if self.gate.tab_sessions.get(tab_id) is self:
+                del self.gate.tab_sessions[tab_id]
+            try:
+                await self.gate.browser.gate_tab(tab_id, False)
+            except _BROWSER_FAILURES as exc:
+                log.info("could not lift the network gate of tab %d: %s", tab_id, exc)
+        if self.writes:
+            await asyncio.wait(set(self.writes))
+
+
+class NetworkGate:
+    """One per backend (two would both answer a hold): routes the extension's gate events to the run whose tab they
+    come from."""
+
+    def __init__(self, browser: GateBrowser, config: GateConfig | None = None) -> None:
+        self.browser = browser
+        self.config = config or GateConfig()
+        self.tab_sessions: dict[int, GateSession] = {}
+        self.sessions: list[GateSession] = []
+        self._unsubscribe: Callable[[], None] | None = None
+        # One question at a time: a terminal cannot ask two at once, and the user answers them in order anyway.
+        self._asking = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def active(self, env: WatchedEnvSlot, run: GateRun) -> AsyncIterator[GateSession]:
+        """The run works under the gate: its working tab (and the tabs it moves to or its pages open) are gated until
+        the run ends."""
+        session = GateSession(self, run)
+        if self._unsubscribe is None:
+            self._unsubscribe = self.browser.on_event(self._on_event)
+        self.sessions.append(session)
+        previous = env.watch
+        try:
+            await session.adopt(env.tab_id)
+            env.watch = session
+            yield session
+        finally:
+            env.watch = previous
+            self.sessions.remove(session)
+            await asyncio.shield(session.close())
+            if not self.sessions and self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+
+    # Events ----------------------------------------------------------------------------------------------------------
+
+    def _session_for(self, tab_id: int) -> GateSession | None:
+        session = self.tab_sessions.get(tab_id)
+        if session is None and len(self.sessions) == 1:
+            # A tab the run's page opened, reported before its `tab_event`: the extension gates only tabs the backend
+            # gated and the tabs their pages open, so with one run it is that run's.
+            session = self.sessions[0]
+        return session
+
+    def _on_event(self, event: BrowserEvent) -> None:
+        match event:
+            case RequestHeld():
+                session = self._session_for(event.tab_id)
+                window = session.window if session is not None else None
+                task = asyncio.ensure_future(self._decide(session, window, event))
+                if session is not None:
+                    session.holds.add(task)
+                    task.add_done_callback(session.holds.discard)
+                if window is not None:
+                    window.pending.add(task)
+            case RequestSent(hold_id=None):
+                session = self._session_for(event.tab_id)
+                if session is not None:
+                    window = session.window
+                    if window is not None:
+                        window.requests.append(GatedRequest(event.method, event.url, "allowed"))
+                    self._spawn(session, self._audit(session, "request_seen", event.method, event.url,
+                                                     action_text=window.action_text if window else "",
+                                                     note="let through: the approved action running covers it"))
+            case TabEvent(event="created", opener_tab_id=opener) if opener is not None:
+                session = self.tab_sessions.get(opener)
+                if session is not None and not session.closed:
+                    # The extension gated it already (a page of a gated tab opened it); lift it with the run.
+                    session.tabs.add(event.tab_id)
+                    self.tab_sessions[event.tab_id] = session
+
+    def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        session.writes.add(task)
+        task.add_done_callback(session.writes.discard)
+
+    # Deciding --------------------------------------------------------------------------------------------------------
+
+    async def _decide(self, session: GateSession | None, window: _Window | None, held: RequestHeld) -> None:
+        try:
+            await self._decide_once(session, window, held)
+        except Exception:  # fail safe: whatever broke, the request does not go out
+            log.exception("network gate: deciding on %s %s failed; failing the request", held.method, held.url)
+            await self._release(held, False)
+
+    async def _decide_once(self, session: GateSession | None, window: _Window | None, held: RequestHeld) -> None:
+        if session is None or session.closed:
+            log.warning("network gate: %s %s from tab %d is held but no run is gated there: failing it", held.method,
+                        held.url, held.tab_id)
+            await self._release(held, False)
+            return
+        request = self._question(session.run, window, held)
+        try:
+            await self._audit(session, "request_held", held.method, held.url, action_text=window.action_text if window
+                              else "", reasons=list(request.reasons), url=held.initiator_url or "",
+                              note=f"{held.resource_type or 'request'}, {held.body_bytes} bytes of body",
+                              approval_id=request.approval_id, nonce=request.nonce)
+            decision = await self._ask(session.run.approver, request, held)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._release(held, False))
+            await asyncio.shield(self._audit(session, "request_failed", held.method, held.url, decision="denied",
+                                             decided_by="policy", note="the run ended before anyone answered",
+                                             approval_id=request.approval_id))
+            raise
+        error = await self._release(held, decision.approved)
+        outcome: GatedOutcome = "released" if decision.approved and error is None else "failed"
+        if window is not None:
+            window.requests.append(GatedRequest(held.method, held.url, outcome))
+        note = decision.note if error is None else f"{decision.note + '; ' if decision.note else ''}{error}"
+        await self._audit(session, "request_released" if outcome == "released" else "request_failed", held.method,
+                          held.url, decision=decision.outcome, decided_by=decision.by, note=note,
+                          action_text=window.action_text if window else "", approval_id=request.approval_id)
+
+    def _question(self, run: GateRun, window: _Window | None, held: RequestHeld) -> ApprovalRequest:
+        when = f"while `{window.action_text}` ran" if window is not None else "while no action was running"
+        return ApprovalRequest(
+            run_id=run.run_id, action_text=f"the page tried to send {held.method} to {held.url}",
+            url=held.initiator_url or "", element="", tab_id=held.tab_id,
+            reasons=(f"the page sent it {when}", NO_APPROVAL))
+
+    async def _ask(self, approver: Approver, request: ApprovalRequest, held: RequestHeld) -> Decision:
+        timeout = self.config.decide_timeout_seconds
+        async with self._asking:
+            try:
+                if isinstance(approver, SidePanelApprover):
+                    # The card shows it as what it is: a held request, with its method and address.
+                    ask = approver.confirm(ConfirmRequest(
+                        run_id=request.run_id, approval_id=request.approval_id, nonce=request.nonce, kind="request",
+                        tab_id=held.tab_id, action_text=request.action_text, url=request.url,
+                        reasons=list(request.reasons), request_method=held.method, request_url=held.url,
+                        timeout_s=min(approver.config.timeout_seconds, timeout)))
+                else:
+                    ask = approver.decide(request)
+                return await asyncio.wait_for(ask, timeout)
+            except asyncio.TimeoutError:
+                return Decision(False, "timeout", f"no answer within {timeout:g} s", timed_out=True)
+
+    async def _release(self, held: RequestHeld, allow: bool) -> str | None:
+        """Answers the extension; the reason when the answer could not take effect."""
+        try:
+            await self.browser.release_request(held.hold_id, allow)
+        except _BROWSER_FAILURES as exc:
+            log.warning("network gate: could not %s %s %s: %s", "release" if allow else "fail", held.method,
+                        held.url, exc)
+            # Whatever went wrong, the request did not go out on our word: the extension fails what nobody answers.
+            return f"the browser did not take the answer ({exc})"
+        return None
+
+    async def _audit(self, session: GateSession, kind: str, method: str, request_url: str, **fields: object) -> None:
+        record = AuditRecord(run_id=session.run.run_id, kind=kind, request_method=method,  # type: ignore[arg-type]
+                             request_url=request_url, **fields)  # type: ignore[arg-type]
+        await session.run.writer.audit(record)
+
+
+def gate_run(gate: NetworkGate | None, env: WatchedEnvSlot,
+             run: GateRun) -> contextlib.AbstractAsyncContextManager[GateSession | None]:
+    """`async with gate_run(...)` around a run: under the gate when there is one, as before when not."""
+    if gate is None:
+        return contextlib.nullcontext()
+    return gate.active(env, run)

@@ -1,0 +1,104 @@
+// Element facts for the backend's action classifier: what the accessibility tree does not say (the element's form and
+// its effective method and action, a link's target, inline handlers). One command answers for all candidates of a
+// planner step; an element that is gone is reported as {found: false}, never as an error.
+import { currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
+
+// Runs with `this` = the element (or a text node inside it). Form rules follow HTML's submission algorithm: the
+// submitter's formmethod/formaction/formtarget win over the form's, and Enter in a field clicks the form's default
+// button, or submits a form that has none only when it holds a single field that blocks implicit submission.
+const FACTS = `function() {
+  const el = this.nodeType === Node.ELEMENT_NODE ? this : this.parentElement;
+  if (!el || !el.isConnected) return { found: false };
+  const control = el.closest("button, input, select, textarea") || el;
+  const tag = control.tagName.toLowerCase();
+  const isSubmit = (c) => (c.tagName === "BUTTON" || c.tagName === "INPUT")
+    && (c.type === "submit" || c.type === "image");
+  const BLOCKING = ["text", "search", "url", "tel", "email", "password", "date", "month", "week", "time",
+    "datetime-local", "number"];
+  const labelOf = (c) => (c.getAttribute("aria-label") || c.innerText || c.value || "").replace(/\\s+/g, " ").trim()
+    .slice(0, 120);
+
+  const facts = {
+    found: true,
+    tag,
+    type: tag === "input" || tag === "button" ? control.type : "",
+    role: el.getAttribute("role") || "",
+    disabled: control.matches(":disabled"),
+    contenteditable: el.isContentEditable,
+    document_url: document.URL,
+    inline_handlers: [],
+  };
+
+  const link = el.closest("a[href], area[href]");
+  if (link) facts.link = { href: link.href, raw_href: link.getAttribute("href"), target: link.target || "" };
+
+  // A form control's owner honours its form= attribute; anything else belongs to the form around it.
+  const form = ["BUTTON", "INPUT", "SELECT", "TEXTAREA"].includes(control.tagName) ? control.form : el.closest("form");
+  if (form) {
+    const buttons = [...form.elements].filter(isSubmit);
+    let submitter = null;
+    let submits = false;
+    if (isSubmit(control)) {
+      submitter = control;
+      submits = true;
+    } else if (tag === "input" && BLOCKING.includes(control.type)) {
+      submitter = buttons[0] || null;
+      const fields = [...form.elements].filter((c) => c.tagName === "INPUT" && BLOCKING.includes(c.type));
+      submits = submitter ? !submitter.disabled : fields.length === 1;
+    }
+    const own = (name) => submitter && submitter.hasAttribute(name);
+    facts.form = {
+      method: own("formmethod") ? submitter.formMethod : form.method,
+      action: own("formaction") ? submitter.formAction : form.action,
+      target: own("formtarget") ? submitter.formTarget : form.target || "",
+      submits,
+      submit_buttons: buttons.filter((b) => !b.disabled).length,
+      submitter_label: submitter ? labelOf(submitter) : "",
+    };
+  }
+
+  const handlers = new Set();
+  for (let node = el; node && node !== document.body; node = node.parentElement) {
+    for (const attr of node.attributes) if (attr.name.startsWith("on")) handlers.add(attr.name);
+    if (node === form) break;
+  }
+  facts.inline_handlers = [...handlers].slice(0, 10);
+  return facts;
+}`;
+
+async function factsOf(tabId, ref) {
+  let sessionId;
+  try {
+    sessionId = sessionFor(tabId, ref.target);
+  } catch {
+    return { found: false };
+  }
+  let object;
+  try {
+    ({ object } = await send(tabId, "DOM.resolveNode", { backendNodeId: ref.backend_node_id }, sessionId));
+  } catch (error) {
+    if (error.code === "tab_closed") throw error;
+    return { found: false };
+  }
+  try {
+    const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
+      objectId: object.objectId,
+      functionDeclaration: FACTS,
+      returnByValue: true,
+    }, sessionId);
+    if (exceptionDetails) {
+      console.warn("inspect: reading element facts failed", exceptionDetails.exception?.description);
+      return { found: false };
+    }
+    return result.value;
+  } finally {
+    send(tabId, "Runtime.releaseObject", { objectId: object.objectId }, sessionId).catch(() => {});
+  }
+}
+
+export async function inspect(tabId, refs) {
+  await ensureAttached(tabId);
+  // While a JavaScript dialog is open the page runs no script: nothing can be read.
+  if (currentDialog(tabId)) return { type: "element_facts", facts: refs.map(() => ({ found: false })) };
+  return { type: "element_facts", facts: await Promise.all(refs.map((ref) => factsOf(tabId, ref))) };
+}

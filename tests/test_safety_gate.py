@@ -1,0 +1,384 @@
+"""The network gate, backend side, against a fake browser: held requests become questions, the answers go back to
+the browser exactly once and into the audit log, and each action learns what it made the page send."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from branchwise.agent.watch import GatedRequest
+from branchwise.link import BrowserEvent, ExtensionError
+from branchwise.protocol import RequestHeld, RequestSent, TabEvent
+from branchwise.safety.gate import GateConfig, GateRun, NetworkGate, gate_run
+from branchwise.search.approval import ApprovalRequest, Decision, ScriptedApprover
+from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
+
+SHOP = "http://shop.test"
+
+
+class FakeBrowser:
+    """Stands in for Browser: records what the gate tells the extension, and lets the test play its events."""
+
+    def __init__(self) -> None:
+        self.listeners: list[Callable[[BrowserEvent], None]] = []
+        self.gated: list[tuple[int, bool]] = []
+        self.released: list[tuple[str, bool]] = []
+        self.refuse_release = False
+
+    def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
+        self.gated.append((tab_id, on))
+
+    async def release_request(self, hold_id: str, allow: bool) -> None:
+        self.released.append((hold_id, allow))
+        if self.refuse_release:
+            raise ExtensionError("invalid_message", f"no request is held as {hold_id} (released, failed or timed out)")
+
+    def emit(self, event: BrowserEvent) -> None:
+        for listener in list(self.listeners):
+            listener(event)
+
+
+@dataclass
+class Env:
+    tab_id: int = 7
+    watch: object = None
+
+
+@dataclass
+class Harness:
+    browser: FakeBrowser
+    gate: NetworkGate
+    store: RunStore
+    run: GateRun
+    env: Env = field(default_factory=Env)
+
+    def audit(self) -> list[AuditRecord]:
+        return self.store.audit_log("r1")
+
+
+def held(hold_id: str = "h1", tab_id: int = 7, method: str = "POST", url: str = f"{SHOP}/buy") -> RequestHeld:
+    return RequestHeld(tab_id=tab_id, hold_id=hold_id, method=method, url=url, resource_type="Fetch",
+                       initiator_url=f"{SHOP}/product/3", body_bytes=12)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Harness:
+    store = RunStore.open(tmp_path / "runs.sqlite3")
+    store.start_run(RunRecord(run_id="r1", task="buy nothing"))
+    browser = FakeBrowser()
+    yield Harness(browser, NetworkGate(browser), store, GateRun("r1", RunWriter(store, "r1"), ScriptedApprover([])))
+    store.close()
+
+
+def with_answers(h: Harness, answers: list[bool]) -> ScriptedApprover:
+    approver = ScriptedApprover(answers)
+    h.run = GateRun("r1", h.run.writer, approver)
+    return approver
+
+
+async def until(condition: Callable[[], object], timeout: float = 5) -> None:
+    """Lets the gate's tasks run (audit writes go through a thread) until `condition` holds."""
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+async def act(h: Harness, action_text: str, events: list[BrowserEvent]) -> list[GatedRequest]:
+    """One action under the watch: the events arrive while it runs; returns what the action learns on exit."""
+    async with h.env.watch.acting(h.env, action_text) as seen:  # type: ignore[attr-defined]
+        for event in events:
+            h.browser.emit(event)
+            await asyncio.sleep(0)
+    return list(seen)
+
+
+def test_a_denied_request_is_failed_once_and_audited(harness: Harness) -> None:
+    h = harness
+    approver = with_answers(h, [False])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            assert h.env.watch is not None
+            return await act(h, "click [12]", [held()])
+
+    seen = asyncio.run(main())
+    assert seen == [GatedRequest("POST", f"{SHOP}/buy", "failed")]
+    assert h.browser.released == [("h1", False)]
+    [question] = approver.requests
+    assert question.action_text == f"the page tried to send POST to {SHOP}/buy"
+    assert question.url == f"{SHOP}/product/3" and question.tab_id == 7
+    assert question.reasons == ("the page sent it while `click [12]` ran", "no approval covers it")
+    rows = h.audit()
+    assert [(r.kind, r.request_method, r.request_url, r.action_text, r.decision, r.decided_by) for r in rows] == [
+        ("request_held", "POST", f"{SHOP}/buy", "click [12]", None, None),
+        ("request_failed", "POST", f"{SHOP}/buy", "click [12]", "denied", "script"),
+    ]
+    assert rows[0].reasons == list(question.reasons) and rows[0].approval_id == question.approval_id
+    assert rows[0].note == "Fetch, 12 bytes of body" and rows[0].url == f"{SHOP}/product/3"
+    # The gate went on the working tab for the run and came off after it; the env is unwatched again.
+    assert h.browser.gated == [(7, True), (7, False)] and h.env.watch is None and h.browser.listeners == []
+
+
+def test_an_approved_request_is_released_exactly_once(harness: Harness) -> None:
+    h = harness
+    with_answers(h, [True, True])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [12]", [held("h1")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "released")]
+    assert h.browser.released == [("h1", True)]
+    assert [(r.kind, r.decision, r.decided_by) for r in h.audit()] == [
+        ("request_held", None, None), ("request_released", "approved", "script")]
+
+
+def test_requests_an_approved_action_sent_are_seen_not_asked(harness: Harness) -> None:
+    h = harness
+    approver = with_answers(h, [])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [4]", [RequestSent(tab_id=7, method="POST", url=f"{SHOP}/cart/add")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/cart/add", "allowed")]
+    assert approver.requests == [] and h.browser.released == []
+    [row] = h.audit()
+    assert (row.kind, row.action_text, row.request_method, row.request_url) == (
+        "request_seen", "click [4]", "POST", f"{SHOP}/cart/add")
+
+
+def test_a_request_between_actions_is_asked_about_too(harness: Harness) -> None:
+    h = harness
+    approver = with_answers(h, [False])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(held("h9", method="DELETE", url=f"{SHOP}/cart/3"))
+            await until(lambda: h.browser.released)
+            # It belongs to no action: the next one does not count it.
+            return await act(h, "scroll [down]", [])
+
+    assert asyncio.run(main()) == []
+    assert approver.requests[0].reasons == ("the page sent it while no action was running", "no approval covers it")
+    assert h.browser.released == [("h9", False)]
+    assert [r.kind for r in h.audit()] == ["request_held", "request_failed"]
+
+
+def test_tabs_the_run_moves_to_or_its_pages_open_are_gated_and_released_with_it(harness: Harness) -> None:
+    h = harness
+    with_answers(h, [False])
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(TabEvent(tab_id=8, event="created", opener_tab_id=7))
+            h.env.tab_id = 9  # e.g. tab_focus: the next action runs there
+            await act(h, "click [1]", [held("h2", tab_id=8)])
+            await h.env.watch.adopt(10)  # type: ignore[attr-defined]  # a committed speculative tab
+
+    asyncio.run(main())
+    assert h.browser.gated[:3] == [(7, True), (9, True), (10, True)]
+    # The extension gated the opened tab itself; the run lifts the gate of every tab it had.
+    assert sorted(h.browser.gated[3:]) == [(7, False), (8, False), (9, False), (10, False)]
+    assert h.browser.released == [("h2", False)]
+
+
+def test_a_question_still_open_when_the_run_ends_fails_its_request(harness: Harness) -> None:
+    h = harness
+
+    class Never:
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    h.run = GateRun("r1", h.run.writer, Never())
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(held("h3"))
+            await until(lambda: h.audit())  # asked, not answered
+
+    asyncio.run(main())
+    assert h.browser.released == [("h3", False)]
+    assert h.browser.gated == [(7, True), (7, False)]
+    rows = h.audit()
+    assert [(r.kind, r.decision, r.note) for r in rows] == [
+        ("request_held", None, "Fetch, 12 bytes of body"),
+        ("request_failed", "denied", "the run ended before anyone answered")]
+
+
+def test_an_unanswered_question_times_out_and_fails(harness: Harness) -> None:
+    h = harness
+
+    class Slow:
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            await asyncio.sleep(10)
+            return Decision(True, "user")
+
+    h.gate = NetworkGate(h.browser, GateConfig(decide_timeout_seconds=0.05))
+    h.run = GateRun("r1", h.run.writer, Slow())
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [2]", [held("h4")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "failed")]
+    assert h.browser.released == [("h4", False)]
+    assert [(r.kind, r.decision, r.decided_by) for r in h.audit()][-1] == ("request_failed", "timeout", "timeout")
+
+
+def test_an_approval_the_browser_could_not_carry_out_is_recorded_as_failed(harness: Harness) -> None:
+    h = harness
+    with_answers(h, [True])
+    h.browser.refuse_release = True  # e.g. the extension already failed it after its hold timeout
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [2]", [held("h5")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "failed")]
+    last = h.audit()[-1]
+    assert (last.kind, last.decision) == ("request_failed", "approved")
+    assert "the browser did not take the answer" in last.note
+
+
+def test_a_hold_no_run_claims_is_failed() -> None:
+    browser = FakeBrowser()
+    gate = NetworkGate(browser)
+
+    async def main() -> None:
+        # Listening only while a run is active: an event with no run at all (a previous backend's gate) is failed.
+        gate._on_event(held("h6", tab_id=99))
+        await until(lambda: browser.released)
+
+    asyncio.run(main())
+    assert browser.released == [("h6", False)]
+
+
+def test_without_a_gate_the_run_is_unwatched() -> None:
+    env = Env()
+
+    async def main() -> None:
+        async with gate_run(None, env, GateRun("r1", RunWriter(None, "r1"), ScriptedApprover([]))) as session:
+            assert session is None and env.watch is None
+
+    asyncio.run(main())
+
+
+def test_through_the_side_panel_a_held_request_is_a_request_card(tmp_path: Path) -> None:
+    """Over a real WebSocket, a Python client playing the extension: gate_tab, request_held, the side panel card
+    (kind request, with method and address), the user's answer, then release_request."""
+    import json
+
+    from extension_client import paired_socket, receive_json, running_backend
+
+    from branchwise.browser import Browser
+    from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
+
+    async def reply_done(ws: Any, message: dict[str, Any]) -> None:
+        await ws.send(json.dumps({"type": "done", "id": f"d-{message['id']}", "reply_to": message["id"]}))
+
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            approver = SidePanelApprover(backend.hub, ConfirmConfig(timeout_seconds=10))
+            gate = NetworkGate(Browser(backend.hub))
+            env = Env(tab_id=31)
+            run = GateRun("r9", RunWriter(None, "r9"), approver)
+            seen: list[dict[str, Any]] = []
+            try:
+                async def extension() -> None:
+                    gate_on = await receive_json(ws)
+                    await reply_done(ws, gate_on)
+                    await ws.send(json.dumps({"type": "request_held", "id": "e1", "tab_id": 31, "hold_id": "h7",
+                                              "method": "DELETE", "url": f"{SHOP}/account", "resource_type": "XHR",
+                                              "body_bytes": 0}))
+                    card = await receive_json(ws)
+                    seen.extend([gate_on, card])
+                    await ws.send(json.dumps({"type": "confirm_answer", "id": "e2", "approval_id": card["approval_id"],
+                                              "nonce": card["nonce"], "approved": False}))
+                    while True:
+                        message = await receive_json(ws)
+                        seen.append(message)
+                        if message["type"] in ("release_request", "gate_tab"):
+                            await reply_done(ws, message)
+                        if message["type"] == "gate_tab":
+                            return
+
+                client = asyncio.ensure_future(extension())
+                async with gate.active(env, run):
+                    await until(lambda: any(m["type"] == "release_request" for m in seen), 10)
+                await client
+            finally:
+                approver.close()
+                await ws.close()
+        check(seen)
+
+    def check(seen: list[dict[str, Any]]) -> None:
+        gate_on, card = seen[0], seen[1]
+        assert (gate_on["type"], gate_on["tab_id"], gate_on["on"]) == ("gate_tab", 31, True)
+        assert (card["type"], card["kind"], card["request_method"], card["request_url"], card["tab_id"]) == (
+            "confirm_request", "request", "DELETE", f"{SHOP}/account", 31)
+        assert card["action_text"] == f"the page tried to send DELETE to {SHOP}/account"
+        assert card["reasons"] == ["the page sent it while no action was running", "no approval covers it"]
+        rest = [(m["type"], m.get("hold_id"), m.get("allow"), m.get("outcome"), m.get("on")) for m in seen[2:]]
+        assert ("confirm_closed", None, None, "denied", None) in rest
+        assert ("release_request", "h7", False, None, None) in rest
+        assert rest[-1] == ("gate_tab", None, None, None, False)
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path) -> None:
+    """Greedy has no classifier: under the gate, every mutating request of its run is held and asked about."""
+    from branchwise.actions import Action
+    from branchwise.agent.env import EnvView, ExecResult
+    from branchwise.agent.greedy import GreedyAgent
+    from fake_models import FakeModel
+
+    browser = FakeBrowser()
+    approver = ScriptedApprover([False])
+
+    @dataclass
+    class PostingEnv:
+        """Clicking [3] makes the page POST; the gate holds it."""
+
+        tab_id: int = 5
+        watch: object = None
+
+        async def observe(self) -> EnvView:
+            return EnvView(text="Tab 0 (current): Shop\nURL: http://shop.test/\n\n[3] button 'Subscribe'",
+                           url=f"{SHOP}/", title="Shop", tab_id=self.tab_id, raw_node_count=2)
+
+        async def execute(self, action: Action) -> ExecResult:
+            browser.emit(held("g1", tab_id=5, url=f"{SHOP}/subscribe"))
+            await until(lambda: browser.released)
+            return ExecResult(True)
+
+    replies = iter(["In summary, the next action I will perform is ```click [3]```",
+                    "In summary, the next action I will perform is ```stop [done]```"])
+    model = FakeModel(lambda call: next(replies))
+    agent = GreedyAgent(model, gate=NetworkGate(browser), approver=approver)  # type: ignore[arg-type]
+    env = PostingEnv()
+
+    class Quiet:
+        async def started(self, run_id: str, task: str) -> None: ...
+        async def step(self, run_id: str, record: object) -> None: ...
+        async def finished(self, result: object) -> None: ...
+
+    result = asyncio.run(agent.run("subscribe", env, Quiet(), run_id="g"))  # type: ignore[arg-type]
+    assert result.status == "finished"
+    assert [r.action_text for r in approver.requests] == [f"the page tried to send POST to {SHOP}/subscribe"]
+    assert browser.released == [("g1", False)]
+    assert browser.gated == [(5, True), (5, False)] and env.watch is None
