@@ -1,4 +1,5 @@
 import { checkSettings, loadSettings, saveSettings, settingsFromHash } from "./lib/settings.js";
+import { loadSiteLists, parseSiteList, saveSiteLists } from "./lib/sites.js";
 import { getConnectionStatus } from "./lib/status.js";
 
 const form = document.getElementById("form");
@@ -28,6 +29,31 @@ form.addEventListener("submit", async (event) => {
   await save({ backendUrl: backend.value, token: token.value });
 });
 
+const sitesForm = document.getElementById("sites-form");
+const allowSites = document.getElementById("allow-sites");
+const blockSites = document.getElementById("block-sites");
+const sitesProblem = document.getElementById("sites-problem");
+const sitesSaved = document.getElementById("sites-saved");
+
+function showSiteLists(lists) {
+  allowSites.value = lists.allow.join("\n");
+  blockSites.value = lists.block.join("\n");
+}
+
+sitesForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const allow = parseSiteList(allowSites.value);
+  const block = parseSiteList(blockSites.value);
+  const errors = [...allow.errors, ...block.errors];
+  sitesProblem.textContent = errors.join("; ");
+  sitesSaved.textContent = "";
+  if (errors.length) return;
+  // The worker reads the lists from storage on every command: they hold from the next one on.
+  await saveSiteLists({ allow: allow.patterns, block: block.patterns });
+  showSiteLists({ allow: allow.patterns, block: block.patterns });
+  sitesSaved.textContent = "Saved";
+});
+
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "session" && changes.connection) showStatus(changes.connection.newValue);
 });
@@ -42,6 +68,8 @@ async function init() {
   const settings = await loadSettings();
   backend.value = settings.backendUrl;
   token.value = settings.token;
+  showSiteLists(await loadSiteLists());
+  sitesForm.dataset.loaded = "true"; // the lists are in the boxes: typing now is not overwritten
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
   showStatus(reply?.connection || (await getConnectionStatus()));
 }

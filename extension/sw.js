@@ -7,6 +7,7 @@ import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
 import { CommandError, newId } from "./lib/protocol.js";
+import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus } from "./lib/status.js";
 import {
   activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, isHanded,
@@ -18,11 +19,20 @@ import {
   blockIfOpenedByGated, dropGate, gateIfOpenedByGated, releaseHold, setGate, startGate, unblockOpened, withAllowance,
 } from "./lib/gate.js";
 
+// A handed-over tab whose page (or the page it is loading) is on a site the user's lists allow.
+async function requireWorkable(tabId) {
+  const tab = await requireHanded(tabId);
+  await requireSiteAllowed(tab.url);
+  if (tab.pendingUrl) await requireSiteAllowed(tab.pendingUrl);
+  return tab;
+}
+
 async function handleCommand(message) {
   switch (message.type) {
     case "list_tabs":
       return { type: "tabs", tabs: await listHanded() };
     case "open_tab":
+      await requireSiteAllowed(message.url);
       return { type: "tab_opened", tab: await openTab(message.url, message.active, Boolean(message.guarded)) };
     case "close_tab":
       await closeTab(message.tab_id);
@@ -34,20 +44,21 @@ async function handleCommand(message) {
       await activateTab(message.tab_id);
       return { type: "done" };
     case "observe":
-      await requireHanded(message.tab_id);
+      await requireWorkable(message.tab_id);
       return observe(message.tab_id, message.include_frames);
     case "act":
-      await requireHanded(message.tab_id);
+      await requireWorkable(message.tab_id);
       return withAllowance(message.tab_id, Boolean(message.allow_mutations), () => act(message.tab_id, message.action));
     case "gate_tab":
       if (message.on) await requireHanded(message.tab_id); // a closed tab's gate is simply forgotten
-      await setGate(message.tab_id, Boolean(message.on), (message.hold_timeout_seconds || 150) * 1000);
+      await setGate(message.tab_id, Boolean(message.on),
+        message.hold_timeout_seconds ? message.hold_timeout_seconds * 1000 : undefined);
       return { type: "done" };
     case "release_request":
       await releaseHold(message.hold_id, Boolean(message.allow));
       return { type: "done" };
     case "inspect":
-      await requireHanded(message.tab_id);
+      await requireWorkable(message.tab_id);
       return inspect(message.tab_id, message.elements);
     case "run_update":
       await applyRunUpdate(message);
@@ -83,23 +94,24 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener(async (details) => {
   }
 });
 
-// Chrome's openerTabId also names the active tab when the user opens a tab by hand: a tab guarded on that evidence
-// alone keeps the guard only if it turns out the page opened it (webNavigation.onCreatedNavigationTarget adopts it).
-chrome.tabs.onCreated.addListener(async (tab) => {
-  if (!(await guardIfOpenedByGuarded(tab))) return;
+// Chrome's openerTabId also names the active tab when the user opens a tab by hand: a tab guarded (or blocked, for a
+// gated opener) on that evidence alone keeps it only if it turns out the page opened it
+// (webNavigation.onCreatedNavigationTarget adopts it, and puts the gate on).
+const ADOPT_WAIT_MS = 3000;
+
+function undoUnlessAdopted(tabId, undo) {
   setTimeout(async () => {
     await loadHanded();
-    if (!isHanded(tab.id)) await dropGuard(tab.id);
-  }, 3000);
+    if (!isHanded(tabId)) await undo(tabId);
+  }, ADOPT_WAIT_MS);
+}
+
+chrome.tabs.onCreated.addListener(async (tab) => {
+  if (await guardIfOpenedByGuarded(tab)) undoUnlessAdopted(tab.id, dropGuard);
 });
 
-// The same for a gated opener: a block rule until webNavigation confirms its page opened the tab and the gate is on.
 chrome.tabs.onCreated.addListener(async (tab) => {
-  if (!(await blockIfOpenedByGated(tab))) return;
-  setTimeout(async () => {
-    await loadHanded();
-    if (!isHanded(tab.id)) await unblockOpened(tab.id);
-  }, 3000);
+  if (await blockIfOpenedByGated(tab)) undoUnlessAdopted(tab.id, unblockOpened);
 });
 
 chrome.tabs.onRemoved.addListener((tabId) => dropGate(tabId));
@@ -134,6 +146,8 @@ async function handlePanelMessage(request) {
     case "start_run": {
       const tab = await chrome.tabs.get(request.tabId);
       if (isForbiddenUrl(tab.url)) return { error: "Branchwise cannot work on this page. Open a website first." };
+      const refusal = siteRefusal(tab.url, await loadSiteLists());
+      if (refusal) return { error: `Branchwise cannot work here: ${refusal}. Change the lists on the options page.` };
       await handOver(tab.id);
       const reply = await connection.request({ type: "start_run", id: newId(), task: request.task, tab_id: tab.id });
       return { run_id: reply.run_id };

@@ -18,6 +18,7 @@ from branchwise.cli import RunOptions, build_agent
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.safety.gate import NetworkGate
 from branchwise.search.approval import DenyApprover
 from branchwise.store import RunStore, default_store_path, format_run, format_runs
 
@@ -255,7 +256,10 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
     async def main() -> None:
         async with LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as client:
             model = ModelSetup(client=client, scripted=False, description="m")
-            agent = build_agent(model, None, RunOptions(max_steps=5), store, DenyApprover())  # type: ignore[arg-type]
+            gate = NetworkGate(None)  # type: ignore[arg-type]
+            options = RunOptions(max_steps=5)
+            agent = build_agent(model, None, options, store, DenyApprover(), gate)  # type: ignore[arg-type]
             assert isinstance(agent, GreedyAgent) and agent.store is store and agent.config.max_steps == 5
+            assert agent.gate is gate
 
     asyncio.run(main())

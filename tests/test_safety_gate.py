@@ -85,6 +85,17 @@ def with_answers(h: Harness, answers: list[bool]) -> ScriptedApprover:
     return approver
 
 
+@dataclass
+class SlowApprover:
+    """Says yes after `seconds`."""
+
+    seconds: float
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        await asyncio.sleep(self.seconds)
+        return Decision(True, "user")
+
+
 async def until(condition: Callable[[], object], timeout: float = 5) -> None:
     """Lets the gate's tasks run (audit writes go through a thread) until `condition` holds."""
     for _ in range(int(timeout / 0.01)):
@@ -221,13 +232,8 @@ def test_a_question_still_open_when_the_run_ends_fails_its_request(harness: Harn
 def test_an_unanswered_question_times_out_and_fails(harness: Harness) -> None:
     h = harness
 
-    class Slow:
-        async def decide(self, request: ApprovalRequest) -> Decision:
-            await asyncio.sleep(10)
-            return Decision(True, "user")
-
     h.gate = NetworkGate(h.browser, GateConfig(decide_timeout_seconds=0.05))
-    h.run = GateRun("r1", h.run.writer, Slow())
+    h.run = GateRun("r1", h.run.writer, SlowApprover(10))
 
     async def main() -> list[GatedRequest]:
         async with h.gate.active(h.env, h.run):
@@ -235,7 +241,7 @@ def test_an_unanswered_question_times_out_and_fails(harness: Harness) -> None:
 
     assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "failed")]
     assert h.browser.released == [("h4", False)]
-    assert [(r.kind, r.decision, r.decided_by) for r in h.audit()][-1] == ("request_failed", "timeout", "timeout")
+    assert [(r.kind, r.decision, r.decided_by) for r in h.audit()][-1] == ("request_failed", "timeout", None)
 
 
 def test_an_approval_the_browser_could_not_carry_out_is_recorded_as_failed(harness: Harness) -> None:
@@ -382,3 +388,69 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     assert [r.action_text for r in approver.requests] == [f"the page tried to send POST to {SHOP}/subscribe"]
     assert browser.released == [("g1", False)]
     assert browser.gated == [(5, True), (5, False)] and env.watch is None
+
+
+def test_a_hold_reported_while_the_first_is_decided_still_belongs_to_the_action(harness: Harness) -> None:
+    h = harness
+
+    class SecondArrivesMeanwhile:
+        """While the first request is asked about, the page sends a second one."""
+
+        def __init__(self) -> None:
+            self.asked = 0
+
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            self.asked += 1
+            if self.asked == 1:
+                h.browser.emit(held("h12", url=f"{SHOP}/track"))
+            return Decision(False, "script")
+
+    h.run = GateRun("r1", h.run.writer, SecondArrivesMeanwhile())
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [2]", [held("h11")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "failed"),
+                                   GatedRequest("POST", f"{SHOP}/track", "failed")]
+    assert h.browser.released == [("h11", False), ("h12", False)]
+
+
+def test_a_request_is_answered_once_even_when_recording_the_answer_breaks(harness: Harness,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    h = harness
+    with_answers(h, [True])
+    audit = h.gate._audit
+
+    async def breaks_after_the_answer(session: Any, kind: Any, *args: Any, **fields: Any) -> None:
+        if kind == "request_released":
+            raise RuntimeError("the log broke")
+        await audit(session, kind, *args, **fields)
+
+    monkeypatch.setattr(h.gate, "_audit", breaks_after_the_answer)
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [2]", [held("h13")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "released")]
+    assert h.browser.released == [("h13", True)]
+
+
+def test_waiting_behind_another_question_counts_toward_the_decide_timeout(harness: Harness) -> None:
+    h = harness
+
+    h.gate = NetworkGate(h.browser, GateConfig(decide_timeout_seconds=0.25))
+    h.run = GateRun("r1", h.run.writer, SlowApprover(0.15))
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [2]", [held("h14"), held("h15", url=f"{SHOP}/pay")])
+
+    # The second question starts 0.15 s late and has only the rest of its 0.25 s: the hold fails before the
+    # extension's own hold timeout could.
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "released"),
+                                   GatedRequest("POST", f"{SHOP}/pay", "failed")]
+    assert h.browser.released == [("h14", True), ("h15", False)]
+    assert [(r.kind, r.decision) for r in h.audit() if r.kind != "request_held"] == [
+        ("request_released", "approved"), ("request_failed", "timeout")]

@@ -3,58 +3,23 @@ really sent confirms its class or overrides it (a misclassified action that got 
 
 from __future__ import annotations
 
-import asyncio
-import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from branchwise.actions import Action
-from branchwise.agent.env import EnvView, ExecResult
-from branchwise.agent.reporting import TerminalReporter
 from branchwise.agent.watch import GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
 from branchwise.search.approval import ScriptedApprover
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
-from branchwise.search.classes import ActionClass, Classification
-from branchwise.search.context import SearchContext, SearchOutcome
+from branchwise.search.classes import ActionClass, ActionClassifier, Classification
+from branchwise.search.context import SearchOutcome
 from branchwise.search.heuristic import HeuristicClassifier
-from branchwise.search.roles import ModelRoles, RoleModel
-from branchwise.search.trace import SearchTrace
 from branchwise.search.value import ValueConfig
-from branchwise.store import AuditRecord, RunRecord, RunStore, StoredRun
+from branchwise.store import AuditRecord
 
-from fake_models import Call, FakeModel
-from pageviews import page
+from fake_envs import ShopEnv, ShopRun, search_shop
 
-PRODUCT_URL, CART_URL = "https://shop.example/product/7", "https://shop.example/cart"
-PRODUCT = page(("link", "Home"), ("button", "Add to cart"), url=PRODUCT_URL, title="Planter")
-CART = page(("link", "Home"), ("status", "Added Planter to your cart."), url=CART_URL, title="Cart")
 POSTED = "https://shop.example/cart/add"
-
-
-@dataclass
-class GatedShopEnv:
-    """'Add to cart' leads to the cart; `requests` is what the fake gate saw it send (None: no gate watched)."""
-
-    requests: tuple[GatedRequest, ...] | None
-    url: str = PRODUCT_URL
-    last: EnvView | None = None
-    executed: list[tuple[Action, bool]] = field(default_factory=list)
-
-    async def observe(self) -> EnvView:
-        shown: PageView = PRODUCT if self.url == PRODUCT_URL else CART
-        self.last = EnvView(shown.text, shown.url, shown.title, tab_id=1, raw_node_count=len(shown.elements),
-                            page=shown)
-        return self.last
-
-    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
-        self.executed.append((action, allow_mutations))
-        self.url = CART_URL
-        return ExecResult(True, requests=self.requests)
-
-    async def inspect(self, element_ids: object) -> dict[int, ElementFacts]:
-        return {}
 
 
 class CallsEverythingSafe:
@@ -64,35 +29,9 @@ class CallsEverythingSafe:
         return Classification(ActionClass.SAFE, ("looks harmless",))
 
 
-class NoBacktracker:
-    async def move(self, *args: object) -> object:
-        raise AssertionError("this search never has to go back")
-
-
-def policy(call: Call) -> str:
-    action = "stop [Added Planter]" if CART_URL in call.last else "click [2]"
-    return f"Let's think step-by-step. In summary, the next action I will perform is ```{action}```"
-
-
-def value(call: Call) -> str:
-    if "Agent's answer to the user: Added Planter" in call.last:
-        return "Thoughts: done.\nStatus: success"
-    return "Thoughts: not yet.\nStatus: failure\nOn the right track to success: yes"
-
-
-def run(tmp_path: Path, env: GatedShopEnv, classifier: object,
-        approver: ScriptedApprover) -> tuple[SearchOutcome, StoredRun, list[AuditRecord], str]:
-    out = io.StringIO()
-    reporter = TerminalReporter(out)
-    roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
-                       RoleModel(FakeModel(value), "reward"))
-    with RunStore(tmp_path / "runs.sqlite3") as store:
-        store.start_run(RunRecord(run_id="r1", task="Add the planter to the cart", strategy="best_first"))
-        trace = SearchTrace("r1", "best_first", reporter, store)
-        ctx = SearchContext("r1", "Add the planter to the cart", env, roles, NoBacktracker(),  # type: ignore[arg-type]
-                            classifier, approver, trace, reporter, [])  # type: ignore[arg-type]
-        outcome = asyncio.run(BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2))).search(ctx))
-        return outcome, store.load_run("r1"), store.audit_log("r1"), out.getvalue()
+def run(tmp_path: Path, env: ShopEnv, classifier: ActionClassifier, approver: ScriptedApprover) -> ShopRun:
+    return search_shop(tmp_path, BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2))), env,
+                       classifier, approver)
 
 
 def post_checks(audit: list[AuditRecord]) -> list[tuple[object, ...]]:
@@ -101,19 +40,20 @@ def post_checks(audit: list[AuditRecord]) -> list[tuple[object, ...]]:
 
 
 def test_an_approved_destructive_action_runs_with_the_allowance_and_is_confirmed(tmp_path: Path) -> None:
-    env = GatedShopEnv((GatedRequest("POST", POSTED, "allowed"),))
-    outcome, _, audit, shown = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
-    assert outcome == SearchOutcome("finished", answer="Added Planter")
+    env = ShopEnv((GatedRequest("POST", POSTED, "allowed"),))
+    done = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
+    assert done.outcome == SearchOutcome("finished", answer="Added Planter")
     assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", True)]
-    assert post_checks(audit) == [(0, "click [2]", "destructive", "POST", POSTED, "confirmed")]
-    assert "`click [2]` changed the site: #1 is the new root" in shown
+    assert post_checks(done.audit) == [(0, "click [2]", "destructive", "POST", POSTED, "confirmed")]
+    assert "`click [2]` changed the site: #1 is the new root" in done.shown
 
 
 def test_a_safe_action_that_got_a_post_out_is_treated_as_destructive(tmp_path: Path) -> None:
-    env = GatedShopEnv((GatedRequest("POST", POSTED, "released"),))  # the user let the held POST go at the gate
+    env = ShopEnv((GatedRequest("POST", POSTED, "released"),))  # the user let the held POST go at the gate
     approver = ScriptedApprover([])
-    outcome, stored, audit, shown = run(tmp_path, env, CallsEverythingSafe(), approver)
-    assert outcome.status == "finished" and approver.requests == []
+    done = run(tmp_path, env, CallsEverythingSafe(), approver)
+    audit = done.audit
+    assert done.outcome.status == "finished" and approver.requests == []
     # Ran freely: no allowance.
     assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", False)]
     assert post_checks(audit) == [(0, "click [2]", "safe", "POST", POSTED, "contradicted")]
@@ -121,21 +61,30 @@ def test_a_safe_action_that_got_a_post_out_is_treated_as_destructive(tmp_path: P
     assert row.reasons == [f"POST {POSTED} (released at the gate)"]
     assert "treated as destructive" in row.note
     # Re-rooted as after any destructive action: nothing before the change can be reached again.
-    assert "`click [2]` changed the site: #1 is the new root" in shown
-    by_id = {n.node_id: n for n in stored.nodes}
+    assert "`click [2]` changed the site: #1 is the new root" in done.shown
+    by_id = {n.node_id: n for n in done.stored.nodes}
     assert by_id[1].action_class == "destructive" and by_id[0].status == "invalid"
 
 
 def test_a_destructive_action_that_sent_nothing_is_refuted_and_still_re_roots(tmp_path: Path) -> None:
-    env = GatedShopEnv(())  # the gate watched and saw no mutating request at all
-    outcome, _, audit, shown = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
-    assert outcome.status == "finished"
-    assert post_checks(audit) == [(0, "click [2]", "destructive", "", "", "refuted")]
-    assert "the class is refuted by what it sent" in shown
-    assert "`click [2]` changed the site: #1 is the new root" in shown
+    env = ShopEnv(())  # the gate watched and saw no mutating request at all
+    done = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
+    assert done.outcome.status == "finished"
+    assert post_checks(done.audit) == [(0, "click [2]", "destructive", "", "", "refuted")]
+    assert "the class is refuted by what it sent" in done.shown
+    assert "`click [2]` changed the site: #1 is the new root" in done.shown
 
 
 def test_without_a_gate_nothing_is_checked(tmp_path: Path) -> None:
-    env = GatedShopEnv(None)
-    outcome, _, audit, _ = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
-    assert outcome.status == "finished" and post_checks(audit) == []
+    done = run(tmp_path, ShopEnv(None), HeuristicClassifier(), ScriptedApprover([True]))
+    assert done.outcome.status == "finished" and post_checks(done.audit) == []
+
+
+def test_an_action_that_got_a_post_out_re_roots_even_when_it_then_failed(tmp_path: Path) -> None:
+    env = ShopEnv((GatedRequest("POST", POSTED, "released"),), error="the page answered 500")
+    done = run(tmp_path, env, CallsEverythingSafe(), ScriptedApprover([]))
+    # No way back to the product page: search goes on from the page the failed action left.
+    assert "`click [2]` changed the site: #1 is the new root" in done.shown
+    by_id = {n.node_id: n for n in done.stored.nodes}
+    assert by_id[1].action_class == "destructive" and by_id[0].status == "invalid"
+    assert done.outcome == SearchOutcome("finished", answer="Added Planter")

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from branchwise.actions import Action, Click
-from branchwise.agent.env import EnvView, ExecResult
-from branchwise.agent.reporting import TerminalReporter
+from branchwise.actions import Click
 from branchwise.llm import ChatMessage, LLMConfig, Usage
-from branchwise.observation import PageView
-from branchwise.protocol import ElementFacts
 from branchwise.search.approval import (
     ApprovalRequest,
     Approver,
@@ -23,17 +18,17 @@ from branchwise.search.approval import (
     approval_request,
     element_label,
 )
+from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
 from branchwise.search.classes import ActionClass, Classification
-from branchwise.search.context import SearchContext, SearchOutcome
+from branchwise.search.context import SearchOutcome
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel
-from branchwise.search.trace import SearchTrace
 from branchwise.search.value import ValueConfig
-from branchwise.store import AuditRecord, RunRecord, RunStore, StoredRun, format_run
+from branchwise.store import AuditRecord, RunStore, StoredRun, format_run
 
-from fake_models import Call, FakeModel
-from pageviews import page
+from fake_envs import PRODUCT, PRODUCT_URL, ShopEnv, search_shop
+from fake_models import FakeModel
 
 ASK = [ChatMessage(role="user", content="Next action?")]
 PER_CALL = Usage(calls=1, prompt_tokens=100, completion_tokens=20)
@@ -137,15 +132,11 @@ def test_terminal_approver_without_an_element_names_only_the_action() -> None:
 
 def test_deny_approver_says_why() -> None:
     assert decide(DenyApprover()) == Decision(
-        False, "policy", "nobody can be asked: confirmation in the side panel is not available yet")
+        False, "policy", "nobody can be asked: this run was started without a way to ask for approval")
     assert decide(DenyApprover("runs from the API never act destructively")).note == (
         "runs from the API never act destructively")
 
 
-PRODUCT_URL, CART_URL = "https://shop.example/product/7", "https://shop.example/cart"
-# [1] link 'Home', [2] button 'Add to cart'
-PRODUCT = page(("link", "Home"), ("button", "Add to cart"), url=PRODUCT_URL, title="Planter")
-CART = page(("link", "Home"), ("status", "Added Planter to your cart."), url=CART_URL, title="Cart")
 ADD_REASON = "clicks the button 'Add to cart'"
 
 
@@ -158,60 +149,12 @@ def test_element_label_names_the_target_on_the_page_it_runs_on() -> None:
     assert request == ApprovalRequest("r1", "click [2]", PRODUCT_URL, "button 'Add to cart'", (ADD_REASON,))
 
 
-@dataclass
-class ShopEnv:
-    """A product page whose 'Add to cart' button leads to the cart; stands in for BrowserEnv."""
-
-    url: str = PRODUCT_URL
-    last: EnvView | None = None
-    executed: list[Action] = field(default_factory=list)
-
-    async def observe(self) -> EnvView:
-        shown: PageView = PRODUCT if self.url == PRODUCT_URL else CART
-        self.last = EnvView(shown.text, shown.url, shown.title, tab_id=1, raw_node_count=len(shown.elements),
-                            page=shown)
-        return self.last
-
-    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
-        self.executed.append(action)
-        self.url = CART_URL
-        return ExecResult(True)
-
-    async def inspect(self, element_ids: object) -> dict[int, ElementFacts]:
-        return {}
-
-
-class NoBacktracker:
-    async def move(self, *args: object) -> object:
-        raise AssertionError("this search never has to go back")
-
-
-def policy(call: Call) -> str:
-    action = "stop [Added Planter]" if CART_URL in call.last else "click [2]"
-    return f"Let's think step-by-step. In summary, the next action I will perform is ```{action}```"
-
-
-def value(call: Call) -> str:
-    if "Agent's answer to the user: Added Planter" in call.last:
-        return "Thoughts: done.\nStatus: success"
-    return "Thoughts: not yet.\nStatus: failure\nOn the right track to success: yes"
-
-
 def best_first(approver: Approver, tmp_path: Path) -> tuple[SearchOutcome, ShopEnv, StoredRun, str]:
     """Best-first search on the task "add the planter to the cart"; the outcome, the env, the stored run, the output."""
-    env, out = ShopEnv(), io.StringIO()
-    reporter = TerminalReporter(out)
-    roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
-                       RoleModel(FakeModel(value), "reward"))
-    with RunStore(tmp_path / "runs.sqlite3") as store:
-        store.start_run(RunRecord(run_id="r1", task="Add the planter to the cart", strategy="best_first"))
-        ctx = SearchContext("r1", "Add the planter to the cart", env, roles, NoBacktracker(),  # type: ignore[arg-type]
-                            HeuristicClassifier(), approver, SearchTrace("r1", "best_first", reporter, store),
-                            reporter, [])
-        search = BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2)))
-        outcome = asyncio.run(search.search(ctx))
-        stored = store.load_run("r1")
-    return outcome, env, stored, out.getvalue()
+    env = ShopEnv()
+    done = search_shop(tmp_path, BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2))), env,
+                       HeuristicClassifier(), approver)
+    return done.outcome, env, done.stored, done.shown
 
 
 def audit_log(tmp_path: Path) -> list[AuditRecord]:
@@ -225,7 +168,7 @@ def test_best_first_asks_with_the_element_and_the_reasons_and_records_the_approv
     assert approver.requests == [ApprovalRequest("r1", "click [2]", PRODUCT_URL, "button 'Add to cart'",
                                                  (ADD_REASON,))]
     assert outcome == SearchOutcome("finished", answer="Added Planter")
-    assert env.executed == [Click(2)]
+    assert env.actions == [Click(2)]
     # One verdict row per classified action, the decision on it: `show` lists the approved action once.
     verdicts = [(c.node_id, c.action_text, c.reasons, c.decision, c.decided_by) for c in stored.classifications
                 if c.action_text == "click [2]"]
@@ -250,10 +193,22 @@ def test_best_first_denied_runs_nothing_and_says_why_it_stopped(tmp_path: Path) 
     approver = ScriptedApprover([False])
     outcome, env, stored, shown = best_first(approver, tmp_path)
     assert [r.element for r in approver.requests] == ["button 'Add to cart'"]
-    assert env.executed == []
+    assert env.actions == []
     assert outcome.status == "failed" and "not allowed to run `click [2]`" in outcome.reason
     assert "not running `click [2]`: denied by script" in shown
     assert [(c.decision, c.decided_by) for c in stored.classifications if c.decision] == [("denied", "script")]
     assert [(e.kind, e.decision) for e in audit_log(tmp_path) if e.kind != "classified"] == [
         ("asked", None), ("decided", "denied")]
     assert {n.node_id: n.status for n in stored.nodes}[1] == "dead"
+
+
+def test_action_aware_denied_says_which_action_it_was_not_allowed_to_run(tmp_path: Path) -> None:
+    approver = ScriptedApprover([False])
+    env = ShopEnv()
+    done = search_shop(tmp_path, ActionAwareSearch(ActionAwareConfig(rephrase=False)), env, HeuristicClassifier(),
+                       approver)
+    assert [r.action_text for r in approver.requests] == ["click [2]"]
+    assert env.actions == []
+    assert done.outcome == SearchOutcome("failed", reason="no candidate action is left to try; not allowed to run "
+                                                          "`click [2]`")
+    assert "not running `click [2]`: denied by script" in done.shown

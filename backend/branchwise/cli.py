@@ -22,12 +22,14 @@ from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig, default_data_dir
 from .launcher import BrowserLaunchError, ChromiumConfig
-from .link import ExtensionHub, LinkTimeout
+from .link import ExtensionError, ExtensionHub, LinkTimeout
 from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
-from .protocol import StartRun
+from .protocol import StartRun, new_id
 from .runs import RunManager
 from .safety.confirm import CONFIRM_TIMEOUT_ENV, ConfirmConfig, SidePanelApprover
 from .safety.gate import NetworkGate
+from .safety.secrets import mask_card_numbers
+from .safety.sites import ALLOW_ENV, BLOCK_ENV, SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.action_aware import ActionAwareConfig
 from .search.agent import SearchAgent, SearchConfig
@@ -99,6 +101,8 @@ class RunOptions:
     confirm: ConfirmMode | None = None
     # How long a confirmation card in the side panel waits for an answer.
     confirm_config: ConfirmConfig = field(default_factory=ConfirmConfig)
+    # The user's site lists (--allow-site/--block-site and the environment).
+    sites: SiteRules = field(default_factory=SiteRules)
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -110,9 +114,9 @@ def open_store(data_dir: Path) -> RunStore:
 
 
 def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store: RunStore | None,
-                approver: Approver) -> Agent:
-    # Every run works under the network gate: mutating requests no approval covers are held and `approver` asked.
-    gate = NetworkGate(browser)
+                approver: Approver, gate: NetworkGate) -> Agent:
+    """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
+    and `approver` asked."""
     if options.strategy == "greedy":
         return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps), store=store, gate=gate,
                            approver=approver)
@@ -144,14 +148,34 @@ def cli_approver(confirm: ConfirmMode | None = None, stdin: TextIO | None = None
     return DenyApprover("destructive actions are refused by --confirm deny")
 
 
+async def refused_run(task: str, reason: str, reporter: Reporters) -> RunResult:
+    """A run that stops before it starts: its start page is on a site the user's lists refuse (nothing was opened)."""
+    result = RunResult(run_id=new_id(), task=mask_card_numbers(task), status="failed",
+                       reason=f"stopped before the start page was opened: {reason}")
+    await reporter.started(result.run_id, result.task)
+    await reporter.finished(result)
+    return result
+
+
 async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, options: RunOptions,
                       store: RunStore | None = None) -> RunResult:
-    tab = await session.browser.open_tab(start_url)
-    env = BrowserEnv(session.browser, tab.tab_id, EnvConfig())
     reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
                          SidePanelReporter(session.hub, scripted_model=model.scripted))
+    refusal = options.sites.refusal(start_url)
+    tab = None
+    if refusal is None:
+        try:
+            tab = await session.browser.open_tab(start_url)
+        except ExtensionError as exc:
+            if exc.code != "site_not_allowed":
+                raise
+            refusal = exc.message  # the extension's own lists
+    if tab is None:
+        result = await refused_run(task, refusal or "", reporter)
+        return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
+    env = BrowserEnv(session.browser, tab.tab_id, EnvConfig(sites=options.sites))
     approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
-    agent = build_agent(model, session.browser, options, store, approver)
+    agent = build_agent(model, session.browser, options, store, approver, session.gate)
     result = await agent.run(task, env, reporter)
     if store is not None:
         say(f"See the run with: branchwise show {result.run_id}")
@@ -161,6 +185,7 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
 async def cmd_run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else (0 if args.launch else DEFAULT_PORT)
     config = server_config(args, port)
+    options = run_options(args)  # a bad option stops here, before anything is launched
     async with open_model(script=load_script(args.script)) as model:
         say(f"Model: {model.description}")
         async with open_session(config, chromium_config(args)) as session:
@@ -169,13 +194,32 @@ async def cmd_run(args: argparse.Namespace) -> int:
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
             with open_store(config.data_dir) as store:
-                result = await execute_run(session, model, args.task, args.start_url, run_options(args), store)
+                result = await execute_run(session, model, args.task, args.start_url, options, store)
     return finish(result, args.json)
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack,
-                      confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args))
+                      confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
+                      sites=site_rules(args))
+
+
+def site_rules(args: argparse.Namespace) -> SiteRules:
+    """--allow-site/--block-site joined with BRANCHWISE_ALLOW_SITES/BRANCHWISE_BLOCK_SITES."""
+    try:
+        return SiteRules.from_env(allow=getattr(args, "allow_site", None) or (),
+                                  block=getattr(args, "block_site", None) or ())
+    except SitePatternError as exc:
+        raise UsageError(f"bad site pattern: {exc}") from exc
+
+
+def add_site_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-site", action="append", default=[], metavar="PATTERN",
+                        help="work only on these sites (repeatable; shop.example = that host, *.shop.example = the "
+                             f"domain and every host under it; also ${ALLOW_ENV}, comma-separated)")
+    parser.add_argument("--block-site", action="append", default=[], metavar="PATTERN",
+                        help="never read or act on these sites (repeatable, same patterns; wins over --allow-site; "
+                             f"also ${BLOCK_ENV}, comma-separated)")
 
 
 def confirm_config(args: argparse.Namespace) -> ConfirmConfig:
@@ -214,6 +258,7 @@ def finish(result: RunResult, json_path: Path | None) -> int:
 
 async def cmd_serve(args: argparse.Namespace) -> int:
     config = server_config(args, args.port if args.port is not None else DEFAULT_PORT)
+    options = run_options(args)
     async with contextlib.AsyncExitStack() as stack:
         session = await stack.enter_async_context(open_session(config))
         say(f"Branchwise {__version__} backend on ws://127.0.0.1:{session.server.port}/ws")
@@ -233,10 +278,11 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             say(f"Model: {model.description}")
             store = stack.enter_context(open_store(config.data_dir))
             # Side-panel runs ask on a card in the side panel; one approver serves every run of this backend.
-            options = run_options(args)
+            if not options.sites.empty:
+                say(f"Sites: {options.sites.describe()}")
             agent = build_agent(model, session.browser, options, store,
-                                SidePanelApprover(session.hub, options.confirm_config))
-            RunManager(session.browser, model, agent, EnvConfig(),
+                                SidePanelApprover(session.hub, options.confirm_config), session.gate)
+            RunManager(session.browser, model, agent, EnvConfig(sites=options.sites),
                        TerminalReporter(scripted_model=model.scripted)).attach()
         say("Press Ctrl-C to stop.")
         await asyncio.Event().wait()
@@ -262,7 +308,7 @@ async def cmd_demo(args: argparse.Namespace) -> int:
                 config = ServerConfig(port=0, data_dir=Path(tmp) / "data")
                 async with open_session(config, chromium_config(args)) as session:
                     result = await execute_run(session, model, DEMO_TASK, demo_start_url(shop.base_url),
-                                               RunOptions(max_steps=args.max_steps))
+                                               RunOptions(max_steps=args.max_steps, sites=site_rules(args)))
         finally:
             await asyncio.to_thread(shop.stop)
     return finish(result, args.json)
@@ -338,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-steps", type=int, default=30)
     add_strategy_args(serve)
     add_confirm_timeout_arg(serve)
+    add_site_args(serve)
     serve.set_defaults(handler=cmd_serve)
 
     run = sub.add_parser("run", help="run one task on a connected (or launched) browser")
@@ -356,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "from stdin), panel (a card in the browser's side panel) or deny (default: ask when stdin "
                           "is a terminal, else deny)")
     add_confirm_timeout_arg(run)
+    add_site_args(run)
     add_backend_args(run, None)
     add_model_args(run)
     run.set_defaults(handler=cmd_run)

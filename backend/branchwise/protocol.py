@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -226,6 +226,8 @@ class Error(Envelope):
         "not_paired",
         "unknown_command",
         "tab_not_handed_over",
+        # The tab's page (or an address to open) is on a site the user's allow/block lists keep Branchwise out of.
+        "site_not_allowed",
         "tab_closed",
         "cdp_error",
         "timeout",

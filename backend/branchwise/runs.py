@@ -12,6 +12,7 @@ from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
 from .models import ModelSetup
 from .protocol import StartRun, StopRun, new_id
+from .safety.secrets import mask_card_numbers
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,8 @@ class RunManager:
         reporter = Reporters(panel, self.terminal) if self.terminal else panel
         task = asyncio.create_task(self.agent.run(message.task, env, reporter, run_id=run_id))
         self.tasks[run_id] = task
-        log.info("run %s started from the side panel on tab %d: %s", run_id, message.tab_id, message.task)
+        log.info("run %s started from the side panel on tab %d: %s", run_id, message.tab_id,
+                 mask_card_numbers(message.task))
         return run_id
 
     async def stop(self, message: StopRun) -> None:

@@ -12,6 +12,7 @@ from .config import ServerConfig
 from .launcher import ChromiumConfig, LaunchedBrowser, launch_chromium
 from .link import ExtensionHub
 from .pairing import load_or_create_token, pairing_url
+from .safety.gate import NetworkGate
 from .server import BackendServer
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,8 @@ class Session:
     server: BackendServer
     browser: Browser
     chromium: LaunchedBrowser | None
+    # The backend's one network gate: every run of this session works under it (two would both answer a hold).
+    gate: NetworkGate
 
     @property
     def pairing_url(self) -> str:
@@ -46,7 +49,8 @@ async def open_session(
                 page = await chromium.pair(config.extension_id, server.port, token)
                 await hub.wait_link(launch.start_timeout_seconds)
                 await chromium.close_page(page)
-            yield Session(config, token, hub, server, Browser(hub, browser_config), chromium)
+            browser = Browser(hub, browser_config)
+            yield Session(config, token, hub, server, browser, chromium, NetworkGate(browser))
         finally:
             if chromium is not None:
                 await chromium.close()

@@ -2,6 +2,7 @@
 import { childSessions, currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
 import { pressCombo } from "./keys.js";
 import { CommandError } from "./protocol.js";
+import { loadSiteLists, siteRefusal } from "./sites.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -172,6 +173,8 @@ async function scroll(tabId, direction) {
 
 async function navigate(tabId, url) {
   if (!/^https?:\/\//i.test(url)) throw new ActionFailed(`cannot open "${url}": only http(s) addresses are allowed`);
+  const refusal = siteRefusal(url, await loadSiteLists());
+  if (refusal) throw new ActionFailed(`cannot open ${url}: ${refusal}`);
   const { errorText } = await send(tabId, "Page.navigate", { url });
   if (errorText) throw new ActionFailed(`the page could not be opened: ${errorText}`);
 }

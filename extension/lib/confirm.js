@@ -116,15 +116,26 @@ export async function dropConfirmsBefore(time) {
   for (const c of stale) await closeConfirm(c.approval_id);
 }
 
-// The user clicked Approve or Deny: answer once, echoing the nonce the backend sent with the request.
+// The user clicked Approve or Deny: answer once, echoing the nonce the backend sent with the request. Checked, sent
+// and marked answered in one step of the update chain, so a second click (Approve, then Deny) cannot send a second
+// answer or show one the backend ignored.
 export async function answerConfirm(connection, approvalId, approved) {
-  const entry = (await pendingConfirms()).find((c) => c.approval_id === approvalId);
-  if (!entry) return { error: "This confirmation is already closed." };
-  if (entry.answered) return { error: "This confirmation was already answered." };
-  const sent = connection.send({ type: "confirm_answer", id: newId(), approval_id: entry.approval_id,
-    nonce: entry.nonce, approved: Boolean(approved) });
-  if (!sent) return { error: "Not connected to the backend: the answer could not be sent." };
-  await update((confirms) => confirms.map((c) => (c.approval_id === approvalId
-    ? { ...c, answered: approved ? "approved" : "denied" } : c)));
-  return { ok: true };
+  let result = { error: "This confirmation is already closed." };
+  await update((confirms) => {
+    const entry = confirms.find((c) => c.approval_id === approvalId);
+    if (!entry) return confirms;
+    if (entry.answered) {
+      result = { error: "This confirmation was already answered." };
+      return confirms;
+    }
+    const sent = connection.send({ type: "confirm_answer", id: newId(), approval_id: entry.approval_id,
+      nonce: entry.nonce, approved: Boolean(approved) });
+    if (!sent) {
+      result = { error: "Not connected to the backend: the answer could not be sent." };
+      return confirms;
+    }
+    result = { ok: true };
+    return confirms.map((c) => (c === entry ? { ...c, answered: approved ? "approved" : "denied" } : c));
+  });
+  return result;
 }

@@ -60,10 +60,7 @@ export function loadGate() {
       const orphans = saved?.holds || [];
       if (!orphans.length) return;
       console.warn(`network gate: failing ${orphans.length} request(s) held before the worker restarted`);
-      for (const h of orphans) {
-        await send(h.tabId, "Fetch.failRequest", { requestId: h.requestId, errorReason: "BlockedByClient" },
-          h.sessionId || undefined).catch(() => {});
-      }
+      for (const h of orphans) await failPaused(h.tabId, h.requestId, h.sessionId || undefined);
       await persist();
     });
   }
@@ -82,19 +79,42 @@ async function enableEverywhere(tabId) {
   }
 }
 
-async function fail(holdId, why) {
+// Fails a paused request: the server receives nothing. A request the page already dropped is failed enough.
+function failPaused(tabId, requestId, sessionId) {
+  return send(tabId, "Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, sessionId).catch(() => {});
+}
+
+// Takes a hold off the record before anything is awaited, so whoever settles it (the backend's answer, the hold
+// timeout, the gate coming off) does so exactly once. Null when it is settled already.
+function takeHold(holdId) {
   const hold = holds.get(holdId);
-  if (!hold) return;
+  if (!hold) return null;
   holds.delete(holdId);
   clearTimeout(hold.timer);
+  return hold;
+}
+
+function holdIdsOf(tabId) {
+  return [...holds].filter(([, hold]) => hold.tabId === tabId).map(([holdId]) => holdId);
+}
+
+async function fail(holdId, why) {
+  const hold = takeHold(holdId);
+  if (!hold) return;
   await persist();
-  if (why) console.warn(`network gate: failed held request ${holdId} of tab ${hold.tabId}: ${why}`);
-  await send(hold.tabId, "Fetch.failRequest", { requestId: hold.requestId, errorReason: "BlockedByClient" },
-    hold.sessionId).catch(() => {});
+  console.warn(`network gate: failed held request ${holdId} of tab ${hold.tabId}: ${why}`);
+  await failPaused(hold.tabId, hold.requestId, hold.sessionId);
 }
 
 async function failHoldsOf(tabId, why) {
-  for (const [holdId, hold] of [...holds]) if (hold.tabId === tabId) await fail(holdId, why);
+  for (const holdId of holdIdsOf(tabId)) await fail(holdId, why);
+}
+
+// The tab's debugger session is gone, and its paused requests with it: only the record is left to drop.
+async function forgetHoldsOf(tabId) {
+  const ids = holdIdsOf(tabId);
+  for (const holdId of ids) takeHold(holdId);
+  if (ids.length) await persist();
 }
 
 export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS) {
@@ -123,14 +143,8 @@ export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS
 // The tab is gone: forget its gate, its holds and its block rule.
 export async function dropGate(tabId) {
   await loadGate();
-  const had = gated.delete(tabId);
-  for (const [holdId, hold] of [...holds]) {
-    if (hold.tabId === tabId) {
-      clearTimeout(hold.timer);
-      holds.delete(holdId);
-    }
-  }
-  if (had) await persist();
+  if (gated.delete(tabId)) await persist();
+  await forgetHoldsOf(tabId);
   await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId)] }).catch(() => {});
 }
 
@@ -148,17 +162,13 @@ export async function withAllowance(tabId, allow, fn) {
 }
 
 export async function releaseHold(holdId, allow) {
-  const hold = holds.get(holdId);
+  const hold = takeHold(holdId);
   if (!hold) {
     throw new CommandError("invalid_message", `no request is held as ${holdId} (released, failed or timed out)`);
   }
-  // Taken out first: whatever happens next, this hold is settled exactly once.
-  holds.delete(holdId);
-  clearTimeout(hold.timer);
   await persist();
   if (!allow) {
-    await send(hold.tabId, "Fetch.failRequest", { requestId: hold.requestId, errorReason: "BlockedByClient" },
-      hold.sessionId).catch(() => {}); // a request the page already dropped is failed enough
+    await failPaused(hold.tabId, hold.requestId, hold.sessionId);
     return;
   }
   await send(hold.tabId, "Fetch.continueRequest", { requestId: hold.requestId }, hold.sessionId);
@@ -192,7 +202,7 @@ async function paused(tabId, params, sessionId) {
   await loadGate();
   if (MUTATING.has(method) && !gated.has(tabId)) {
     // Paused just as the gate came off (Fetch.disable would let it go): nobody asked for it, so it fails.
-    await send(tabId, "Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, sessionId).catch(() => {});
+    await failPaused(tabId, requestId, sessionId);
     console.warn(`network gate: failed ${method} ${request.url} of tab ${tabId}: paused while the gate came off`);
     return;
   }
@@ -271,13 +281,7 @@ export function startGate(emitter) {
   chrome.debugger.onDetach.addListener((source, reason) => {
     const tabId = source.tabId;
     if (tabId === undefined || !gated.has(tabId)) return;
-    for (const [holdId, hold] of [...holds]) {
-      if (hold.tabId === tabId) {
-        clearTimeout(hold.timer);
-        holds.delete(holdId);
-      }
-    }
-    persist();
+    forgetHoldsOf(tabId).catch((e) => console.warn(`network gate, tab ${tabId}:`, e));
     if (reason === "target_closed") return;
     console.warn(`tab ${tabId}: debugger detached (${reason}); putting the network gate back`);
     enableEverywhere(tabId).catch((e) => console.warn(`tab ${tabId}: network gate not put back: ${e.message}`));

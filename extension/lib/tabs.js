@@ -63,11 +63,15 @@ export async function release(tabId) {
   await detach(tabId);
 }
 
-export async function requireHanded(tabId) {
+async function requireMember(tabId) {
   await loadHanded();
   if (!handed.has(tabId)) {
     throw new CommandError("tab_not_handed_over", `tab ${tabId} is not handed over to Branchwise`);
   }
+}
+
+export async function requireHanded(tabId) {
+  await requireMember(tabId);
   let tab;
   try {
     tab = await chrome.tabs.get(tabId);
@@ -129,12 +133,14 @@ export async function openTab(url, active, guarded = false) {
 }
 
 export async function closeTab(tabId) {
-  await requireHanded(tabId);
+  // Only membership: closing reads nothing, so a handed-over tab that went to a browser page can still be closed.
+  await requireMember(tabId);
   handed.delete(tabId);
   await persist();
   forgetTab(tabId);
-  await chrome.tabs.remove(tabId);
+  const gone = await chrome.tabs.remove(tabId).then(() => false, () => true);
   await dropGuard(tabId);
+  if (gone) throw new CommandError("tab_closed", `tab ${tabId} was closed`);
 }
 
 export async function guardTab(tabId, guarded) {

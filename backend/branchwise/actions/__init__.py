@@ -11,6 +11,7 @@ from .keys import normalize_keys
 from .model import (
     ACTION_TYPES,
     INFEASIBLE_ANSWER,
+    SECRET_MASK,
     Action,
     ActionParseError,
     Click,
@@ -32,6 +33,7 @@ from .parse import ParsedResponse, parse_action, parse_response
 __all__ = [
     "ACTION_TYPES",
     "INFEASIBLE_ANSWER",
+    "SECRET_MASK",
     "VALID_ACTIONS",
     "VALID_CALLS",
     "Action",

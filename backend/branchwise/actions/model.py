@@ -5,12 +5,16 @@ Extensions to WebArena's syntax, chosen so that every action round-trips through
 - `press [12] [Enter]`: focus element 12 first, then press (BrowserGym's `press(bid, key)`); plain `press [Enter]`
   presses on whatever has focus.
 - `new_tab [https://x]`: open a tab at a URL; bare `new_tab` opens an empty one.
+A `type` of a secret shows `[••••••]` for its text, so that one form does not parse back to the same text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, get_args
+
+# How a typed secret (a password, a card number) is written wherever an action is shown, logged or stored.
+SECRET_MASK = "••••••"
 
 
 class ActionParseError(ValueError):
@@ -50,9 +54,18 @@ class Type:
     text: str
     # No default: Enter often submits a form, which the safety heuristics treat as destructive.
     press_enter: bool
+    # The text is a password or card number (safety/secrets.py decides): `to_text()` and repr() mask it, so every
+    # history, log line, progress message and stored row shows `type [12] [••••••] [1]`; only the command sent to the
+    # extension carries `text`. Not part of equality: the same keystrokes are the same action.
+    secret: bool = field(default=False, compare=False)
 
     def to_text(self) -> str:
-        return f"type [{self.element_id}] [{self.text}] [{int(self.press_enter)}]"
+        text = SECRET_MASK if self.secret else self.text
+        return f"type [{self.element_id}] [{text}] [{int(self.press_enter)}]"
+
+    def __repr__(self) -> str:
+        text = SECRET_MASK if self.secret else self.text
+        return f"Type(element_id={self.element_id}, text={text!r}, press_enter={self.press_enter}, secret={self.secret})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from ..actions import (
     Type,
 )
 from ..browser import Browser
+from ..link import ExtensionError
 from ..observation import ObservationConfig, PageView, process
 from ..observation.render import header_lines, ordered_tabs, quote
 from ..protocol import (
@@ -51,6 +52,7 @@ from ..protocol import (
     TabInfo,
     TypeCmd,
 )
+from ..safety.sites import SiteRefused, SiteRules
 from .watch import ActionWatch, GatedRequest
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ DIALOG_ID, DIALOG_OK_ID, DIALOG_CANCEL_ID, DIALOG_INPUT_ID = 1, 2, 3, 4
 
 class EnvConfig(BaseModel):
     observation: ObservationConfig = ObservationConfig()
+    # The user's site lists: a page on a refused site is never read, an address on one never opened.
+    sites: SiteRules = SiteRules()
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class EnvView:
     tabs: tuple[TabInfo, ...] = ()
     scroll: ScrollInfo = field(default_factory=ScrollInfo)
     navigation: NavigationInfo = field(default_factory=NavigationInfo)
+    # The sites the agent may go to from here (validation tells the model before a goto is tried).
+    sites: SiteRules = field(default_factory=SiteRules)
 
     @property
     def active_tab(self) -> int:
@@ -116,17 +122,29 @@ class BrowserEnv:
     watch: ActionWatch | None = field(default=None, repr=False)
 
     async def observe(self) -> EnvView:
-        observation = await self.browser.observe(self.tab_id)
+        """The page in the working tab. Raises SiteRefused when it is on a site the user's lists refuse (the
+        extension's or the backend's): the agent must not read it, and the run stops with the reason."""
+        try:
+            observation = await self.browser.observe(self.tab_id)
+        except ExtensionError as exc:
+            if exc.code == "site_not_allowed":
+                raise SiteRefused(exc.message) from exc
+            raise
+        refusal = self.config.sites.refusal(observation.url)
+        if refusal is not None:
+            raise SiteRefused(refusal)  # dropped unread: nothing of the page is processed or kept
+        sites = self.config.sites
         tabs = tuple(ordered_tabs(observation))
         if observation.dialog is not None:
             view = EnvView(dialog_text(observation, observation.dialog), observation.url, observation.title,
-                           self.tab_id, 0, dialog=observation.dialog, tabs=tabs, navigation=observation.navigation)
+                           self.tab_id, 0, dialog=observation.dialog, tabs=tabs, navigation=observation.navigation,
+                           sites=sites)
         else:
             sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
                          for frame in observation.frames for node_id in frame.sensitive_node_ids]
             page = process(observation, self.config.observation, sensitive)
             view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs,
-                           scroll=observation.scroll, navigation=observation.navigation)
+                           scroll=observation.scroll, navigation=observation.navigation, sites=sites)
         self.last = view
         return view
 
@@ -203,23 +221,42 @@ class BrowserEnv:
             match action:
                 case Stop():
                     raise ActionRejected("stop ends the run; it is not executed")
+                case Goto(url=url) | NewTab(url=url) if url and (refusal := self.config.sites.refusal(url)):
+                    raise ActionRejected(f"cannot open {url}: {refusal}")
                 case NewTab(url=url):
-                    tab = await self.browser.open_tab(url or "about:blank")
+                    tab = await self._open_tab(url or "about:blank")
                     self.tab_id = tab.tab_id
                     return ExecResult(True)
                 case TabFocus(index=index):
                     return await self._focus_tab(index)
                 case CloseTab():
                     return await self._close_tab()
-            result = await self.browser.act(self.tab_id, self.command_for(action), allow_mutations=allow_mutations)
+            try:
+                result = await self.browser.act(self.tab_id, self.command_for(action),
+                                                allow_mutations=allow_mutations)
+            except ExtensionError as exc:
+                if exc.code == "site_not_allowed":  # the tab went to a refused site since it was observed
+                    raise SiteRefused(exc.message) from exc
+                raise
         except ActionRejected as exc:
             return ExecResult(False, str(exc))
         return ExecResult(result.ok, result.error)
+
+    async def _open_tab(self, url: str) -> TabInfo:
+        try:
+            return await self.browser.open_tab(url)
+        except ExtensionError as exc:
+            if exc.code == "site_not_allowed":  # the extension's own lists: nothing was opened
+                raise ActionRejected(f"cannot open {url}: {exc.message}") from exc
+            raise
 
     async def _focus_tab(self, index: int) -> ExecResult:
         tabs = await self.browser.list_tabs()
         if not 0 <= index < len(tabs):
             return ExecResult(False, f"there is no tab {index}; open tabs are 0 to {len(tabs) - 1}")
+        refusal = self.config.sites.refusal(tabs[index].url)
+        if refusal is not None:
+            return ExecResult(False, f"tab {index} shows a page Branchwise does not work on: {refusal}")
         self.tab_id = tabs[index].tab_id
         await self.browser.activate_tab(self.tab_id)
         return ExecResult(True)

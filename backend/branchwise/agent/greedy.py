@@ -21,6 +21,8 @@ from ..llm import ChatMessage, Completion, LLMConfig, LLMError, Usage
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..protocol import new_id
 from ..safety.gate import GateRun, NetworkGate, gate_run
+from ..safety.secrets import SecretKeeper, mask_card_numbers
+from ..safety.sites import SiteRefused
 from ..search.approval import Approver, DenyApprover
 from ..store import NodeRecord, RunRecord, RunStore, RunWriter
 from ..store import UsageRecord as StoredUsage
@@ -123,19 +125,25 @@ class GreedyAgent:
         run_id = run_id or new_id()
         # The client may be shared by several runs: count only what this one used.
         usage_before = self.model.usage
-        result = RunResult(run_id=run_id, task=task, status="failed")
+        # Card numbers in the task are masked wherever it is shown or stored; the model gets the task as written.
+        shown_task = mask_card_numbers(task)
+        result = RunResult(run_id=run_id, task=shown_task, status="failed")
         writer = RunWriter(self.store, run_id)
-        await writer.start(RunRecord(run_id=run_id, task=task, strategy="greedy", model=self.model.config.model))
+        await writer.start(RunRecord(run_id=run_id, task=shown_task, strategy="greedy",
+                                     model=self.model.config.model))
         trace = GreedyTrace(writer)
-        await reporter.started(run_id, task)
+        await reporter.started(run_id, shown_task)
         try:
             async with gate_run(self.gate, env, GateRun(run_id, writer, self.approver)):  # type: ignore[arg-type]
-                await self._loop(task, env, reporter, result, trace)
+                await self._loop(task, env, reporter, result, trace, SecretKeeper())
         except asyncio.CancelledError:
             result.status, result.reason = "stopped", "stopped by the user"
             raise
         except LLMError as exc:
             result.status, result.reason = "failed", f"the model could not be used: {exc}"
+        except SiteRefused as exc:
+            log.warning("run %s stopped at the site lists: %s", run_id, exc)
+            result.status, result.reason = "failed", f"stopped: {exc}"
         except Exception as exc:  # the run ends with a reason instead of a traceback in the user's terminal
             log.exception("run %s failed", run_id)
             result.status, result.reason = "failed", f"{type(exc).__name__}: {exc}"
@@ -147,7 +155,7 @@ class GreedyAgent:
         return result
 
     async def _loop(self, task: str, env: Environment, reporter: RunReporter, result: RunResult,
-                    trace: GreedyTrace) -> None:
+                    trace: GreedyTrace, secrets: SecretKeeper) -> None:
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0
@@ -162,16 +170,20 @@ class GreedyAgent:
             try:
                 parsed = parse_response(completion.text)
             except ActionParseError as exc:
-                record.thought, record.error = completion.text.strip()[-500:], f"invalid answer: {exc}"
-                previous = f"None (your last answer had no valid action: {exc})"
+                problem = secrets.scrub(str(exc))
+                record.thought = secrets.scrub(completion.text.strip())[-500:]
+                record.error = f"invalid answer: {problem}"
+                previous = f"None (your last answer had no valid action: {problem})"
                 invalid_in_a_row += 1
             else:
-                record.thought, record.action = parsed.thought.strip(), parsed.action.to_text()
-                if isinstance(parsed.action, Stop):
-                    await trace.stepped(record, "terminal", parsed.action.answer)
+                # From here on a typed password or card number shows as [••••••] (history, logs, store, --json).
+                action, thought = secrets.seal(parsed.action, parsed.thought.strip(), view.page)
+                record.thought, record.action = thought, action.to_text()
+                if isinstance(action, Stop):
+                    await trace.stepped(record, "terminal", action.answer)
                     result.steps.append(record)
                     await reporter.step(result.run_id, record)
-                    result.status, result.answer = "finished", parsed.action.answer
+                    result.status, result.answer = "finished", action.answer
                     return
                 key = (fingerprint(view.text), record.action)
                 repeats[key] += 1
@@ -183,7 +195,7 @@ class GreedyAgent:
                     result.reason = (f"stopped early: `{record.action}` was proposed {repeats[key]} times on the same "
                                      "page")
                     return
-                outcome = await env.execute(parsed.action)
+                outcome = await env.execute(action)
                 status = "open" if outcome.ok else "dead"
                 if outcome.ok:
                     invalid_in_a_row = 0

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import http.server
-import json
 import logging
 import os
 import platform
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +32,13 @@ from ..agent.env import BrowserEnv
 from ..config import ServerConfig
 from ..launcher import ChromiumConfig
 from ..protocol import GotoCmd
-from ..safety.gate import GateRun, NetworkGate
+from ..safety.gate import GateRun, gate_run
 from ..search.approval import ApprovalRequest, Decision
 from ..session import Session, open_session
 from ..store import RunWriter
 from .observe import Stats, attached_driver
+from .pages import serve_handler
+from .report import run_and_report
 
 log = logging.getLogger(__name__)
 
@@ -96,19 +95,6 @@ def _handler(resources: int) -> type[http.server.BaseHTTPRequestHandler]:
             pass
 
     return Handler
-
-
-@contextlib.contextmanager
-def serve_heavy(resources: int) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(resources))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 class ApproveAll:
@@ -173,28 +159,20 @@ async def _sample(session: Session, driver: webdriver.Chrome, env: BrowserEnv, u
     return load_ms, act_ms, post_ms, count
 
 
-@contextlib.asynccontextmanager
-async def _mode(gate: NetworkGate, env: BrowserEnv, gated: bool) -> AsyncIterator[None]:
-    if not gated:
-        yield
-        return
-    async with gate.active(env, GateRun("bench", RunWriter(None, "bench"), ApproveAll())):
-        yield
-
-
 async def run_benchmark(runs: int, resources: int) -> GateBenchReport:
-    with tempfile.TemporaryDirectory(prefix="branchwise-bench-gate-") as tmp, serve_heavy(resources) as base_url:
+    with (tempfile.TemporaryDirectory(prefix="branchwise-bench-gate-") as tmp,
+          serve_handler(_handler(resources), "bench-gate") as base_url):
         config = ServerConfig(port=0, data_dir=Path(tmp) / "data")
         async with open_session(config, ChromiumConfig(headless=True)) as session, attached_driver(session) as driver:
             chromium = str(driver.capabilities.get("browserVersion", "unknown"))
             tab = await session.browser.open_tab(f"{base_url}/heavy?warmup")
             env = BrowserEnv(session.browser, tab.tab_id)
-            gate = NetworkGate(session.browser)
+            run = GateRun("bench", RunWriter(None, "bench"), ApproveAll())
             samples: dict[bool, list[tuple[float, float, float, int]]] = {False: [], True: []}
             try:
                 for i in range(runs + 1):  # the first round warms both paths up and is not recorded
                     for gated in ((False, True) if i % 2 == 0 else (True, False)):
-                        async with _mode(gate, env, gated):
+                        async with gate_run(session.gate if gated else None, env, run):
                             sample = await _sample(session, driver, env, f"{base_url}/heavy?run={i}&gated={gated}")
                         if i > 0:
                             samples[gated].append(sample)
@@ -252,13 +230,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    report = asyncio.run(run_benchmark(args.runs, args.resources))
-    sys.stdout.write(format_report(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report.model_dump(), indent=2) + "\n", encoding="utf-8")
-    return 0
+    return run_and_report(run_benchmark(args.runs, args.resources), format_report, verbose=args.verbose,
+                          json_path=args.json)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from ..protocol import Observation
 from ..selenium_attach import attach_selenium
 from ..session import Session, open_session
 from .pages import serve, write_pages
+from .report import run_and_report
 
 log = logging.getLogger(__name__)
 
@@ -297,13 +298,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    report = asyncio.run(run_benchmark(args.sizes, args.runs))
-    sys.stdout.write(format_report(report))
-    if args.json is not None:
-        args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return 0
+    return run_and_report(run_benchmark(args.sizes, args.runs), format_report, verbose=args.verbose,
+                          json_path=args.json)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import html
 import http.server
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -148,9 +148,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
     """Serves `root` on 127.0.0.1 from a background thread; yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(root))
+    with serve_handler(functools.partial(_QuietHandler, directory=str(root)), "bench-pages") as base_url:
+        yield base_url
+
+
+@contextlib.contextmanager
+def serve_handler(handler: Callable[..., http.server.BaseHTTPRequestHandler], name: str) -> Iterator[str]:
+    """Serves `handler` on a free port of 127.0.0.1 from a background thread `name`; yields the base URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="bench-pages", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from branchwise.observation.config import ObservationConfig
 from branchwise.observation.ids import IdMap
 from branchwise.observation.locator import CONTEXT_ROLES, LocatorStep
-from branchwise.observation.redact import is_sensitive
+from branchwise.observation.redact import is_sensitive_field
 from branchwise.observation.tree import RawNode, RawTree
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ class KeptNode:
     props: dict[str, str]
     ancestors: tuple[LocatorStep, ...]
     children: list[int] = field(default_factory=list)
+    # A password or payment-card field (filled or not): text typed into it is a secret (safety/secrets.py).
+    sensitive: bool = False
 
 
 @dataclass(slots=True)
@@ -132,9 +134,8 @@ class _Pruner:
                 else:
                     self.append(kept, visit.parent)
             return None, False
-        redacted = self.config.redact and (
-            is_sensitive(node) or (node.target, node.backend_id) in self.extra_sensitive
-        )
+        sensitive = is_sensitive_field(node) or (node.target, node.backend_id) in self.extra_sensitive
+        redacted = self.config.redact and sensitive and bool(node.value)
         value = self.config.mask if redacted else node.value
         props = {k: v for k, v in node.props.items() if k in self.kept_props}
         if (not node.name and node.role in LIFTED_WHEN_NAMELESS and not value
@@ -144,6 +145,7 @@ class _Pruner:
             self.pending_label = None
         self.flush_label()
         kept = self.make(visit, value, redacted, props)
+        kept.sensitive = sensitive
         self.append(kept, visit.parent)
         native_field = node.role in TEXT_FIELD_ROLES and node.props.get("editable") == "plaintext"
         return kept, not (redacted or native_field)

@@ -48,13 +48,15 @@ def looks_like_card_number(value: str) -> bool:
     return 13 <= len(digits) <= 19 and luhn_valid(digits)
 
 
-def is_sensitive(node: RawNode) -> bool:
-    """True for a password or payment-card field. Only nodes with a value can leak one."""
-    if not node.value:
-        return False
+def is_sensitive_field(node: RawNode) -> bool:
+    """True for a password or payment-card field, filled or not: what is typed into it is a secret."""
     return bool(
-        _MASKED.match(node.value)
-        or _PASSWORD_NAME.search(node.name)
+        _PASSWORD_NAME.search(node.name)
         or _CARD_NAME.search(node.name)
-        or looks_like_card_number(node.value)
+        or (node.value and (_MASKED.match(node.value) or looks_like_card_number(node.value)))
     )
+
+
+def is_sensitive(node: RawNode) -> bool:
+    """True for a password or payment-card field with a value to hide. Only nodes with a value can leak one."""
+    return bool(node.value) and is_sensitive_field(node)

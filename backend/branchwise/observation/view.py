@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ElementInfo:
-    """One printed line. `value` is already redacted when `redacted` is set; `props` are the kept AX properties."""
+    """One printed line. `value` is already redacted when `redacted` is set; `props` are the kept AX properties.
+    `sensitive`: a password or payment-card field, filled or not (what the agent types there is masked everywhere)."""
 
     id: int
     role: str
@@ -36,6 +37,7 @@ class ElementInfo:
     parent: int | None
     children: tuple[int, ...]
     depth: int
+    sensitive: bool = False
 
     @property
     def ref(self) -> ElementRef:
@@ -112,6 +114,7 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
             parent=node.parent,
             children=tuple(node.children),
             depth=node.depth,
+            sensitive=node.sensitive,
         )
         for node in nodes
     }

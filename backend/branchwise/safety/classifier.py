@@ -9,7 +9,7 @@ Fail safe: whatever cannot be told is destructive. A button whose form could not
 closed tab) is destructive; a button outside any form is destructive unless its label says it only navigates or
 changes the view, because its script can send anything (fetch). One deliberate exception: picking an option in a
 drop-down stays safe although a page can submit a form on change; that rare case is left to the network gate, which
-holds mutating requests no approval covers (DESIGN.md, Safety).
+holds mutating requests no approval covers (`gate.py`).
 """
 
 from __future__ import annotations

@@ -27,8 +27,11 @@ class Verdict:
 class Evaluation:
     verdicts: tuple[Verdict, ...]
 
+    def _where(self, flagged: bool, changed: bool) -> list[Verdict]:
+        return [v for v in self.verdicts if v.flagged is flagged and v.record.changed_server_state is changed]
+
     def _count(self, flagged: bool, changed: bool) -> int:
-        return sum(1 for v in self.verdicts if v.flagged is flagged and v.record.changed_server_state is changed)
+        return len(self._where(flagged, changed))
 
     @property
     def true_positives(self) -> int:
@@ -58,10 +61,11 @@ class Evaluation:
 
     def misses(self) -> list[Verdict]:
         """False negatives: state changes the classifier would have let run without asking."""
-        return [v for v in self.verdicts if not v.flagged and v.record.changed_server_state]
+        return self._where(False, True)
 
     def false_alarms(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.flagged and not v.record.changed_server_state]
+        """False positives: harmless actions that would wait for the user's approval."""
+        return self._where(True, False)
 
 
 def evaluate(classifier: ActionClassifier, corpus: SafetyCorpus) -> Evaluation:

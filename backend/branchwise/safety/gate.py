@@ -22,12 +22,13 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agent.watch import GatedOutcome, GatedRequest, WatchedEnv
+from ..agent.watch import ActionWatch, GatedOutcome, GatedRequest, WatchedEnv
 from ..browser import BrowserDisconnected
 from ..link import BrowserEvent, ExtensionError, LinkClosed
 from ..protocol import ConfirmRequest, RequestHeld, RequestSent, TabEvent
 from ..search.approval import ApprovalRequest, Approver, Decision
 from ..store import AuditRecord, RunWriter
+from ..store.records import AuditKind
 from .confirm import SidePanelApprover
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class GateBrowser(Protocol):
 class WatchedEnvSlot(WatchedEnv, Protocol):
     """An environment the gate can watch (agent/env.BrowserEnv)."""
 
-    watch: object
+    watch: ActionWatch | None
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,14 @@ class _Window:
     action_text: str
     requests: list[GatedRequest] = field(default_factory=list)
     pending: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+@dataclass
+class _Hold:
+    """A held request, answered to the browser exactly once whatever happens while it is decided."""
+
+    event: RequestHeld
+    answered: bool = False
 
 
 class GateSession:
@@ -103,9 +112,10 @@ class GateSession:
         self.window = window
         try:
             yield window.requests
-            # The action returned: what it made the page send is known once every hold it raised is decided.
-            if window.pending:
-                await asyncio.wait(set(window.pending))
+            # The action returned: what it made the page send is known once every hold it raised is decided, those
+            # reported while the first ones are decided included.
+            while undecided := {task for task in window.pending if not task.done()}:
+                await asyncio.wait(undecided)
         finally:
             if self.window is window:
                 self.window = None
@@ -143,6 +153,8 @@ class NetworkGate:
         self.config = config or GateConfig()
         self.tab_sessions: dict[int, GateSession] = {}
         self.sessions: list[GateSession] = []
+        # Holds no run claims, failed in the background: kept here so the loop does not drop their tasks half-way.
+        self._unclaimed: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         # One question at a time: a terminal cannot ask two at once, and the user answers them in order anyway.
         self._asking = asyncio.Lock()
@@ -183,10 +195,10 @@ class NetworkGate:
             case RequestHeld():
                 session = self._session_for(event.tab_id)
                 window = session.window if session is not None else None
-                task = asyncio.ensure_future(self._decide(session, window, event))
-                if session is not None:
-                    session.holds.add(task)
-                    task.add_done_callback(session.holds.discard)
+                task = asyncio.ensure_future(self._decide(session, window, _Hold(event)))
+                tasks = session.holds if session is not None else self._unclaimed
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
                 if window is not None:
                     window.pending.add(task)
             case RequestSent(hold_id=None):
@@ -197,7 +209,8 @@ class NetworkGate:
                         window.requests.append(GatedRequest(event.method, event.url, "allowed"))
                     self._spawn(session, self._audit(session, "request_seen", event.method, event.url,
                                                      action_text=window.action_text if window else "",
-                                                     note="let through: the approved action running covers it"))
+                                                     note="let through: an approved action running, or a request "
+                                                          "released before that it redirects, covers it"))
             case TabEvent(event="created", opener_tab_id=opener) if opener is not None:
                 session = self.tab_sessions.get(opener)
                 if session is not None and not session.closed:
@@ -212,18 +225,21 @@ class NetworkGate:
 
     # Deciding --------------------------------------------------------------------------------------------------------
 
-    async def _decide(self, session: GateSession | None, window: _Window | None, held: RequestHeld) -> None:
+    async def _decide(self, session: GateSession | None, window: _Window | None, hold: _Hold) -> None:
+        held = hold.event
         try:
-            await self._decide_once(session, window, held)
+            await self._decide_once(session, window, hold)
         except Exception:  # fail safe: whatever broke, the request does not go out
             log.exception("network gate: deciding on %s %s failed; failing the request", held.method, held.url)
-            await self._release(held, False)
+            if not hold.answered:
+                await self._release(hold, False)
 
-    async def _decide_once(self, session: GateSession | None, window: _Window | None, held: RequestHeld) -> None:
+    async def _decide_once(self, session: GateSession | None, window: _Window | None, hold: _Hold) -> None:
+        held = hold.event
         if session is None or session.closed:
             log.warning("network gate: %s %s from tab %d is held but no run is gated there: failing it", held.method,
                         held.url, held.tab_id)
-            await self._release(held, False)
+            await self._release(hold, False)
             return
         request = self._question(session.run, window, held)
         try:
@@ -233,18 +249,20 @@ class NetworkGate:
                               approval_id=request.approval_id, nonce=request.nonce)
             decision = await self._ask(session.run.approver, request, held)
         except asyncio.CancelledError:
-            await asyncio.shield(self._release(held, False))
+            await asyncio.shield(self._release(hold, False))
             await asyncio.shield(self._audit(session, "request_failed", held.method, held.url, decision="denied",
                                              decided_by="policy", note="the run ended before anyone answered",
                                              approval_id=request.approval_id))
             raise
-        error = await self._release(held, decision.approved)
+        error = await self._release(hold, decision.approved)
         outcome: GatedOutcome = "released" if decision.approved and error is None else "failed"
         if window is not None:
             window.requests.append(GatedRequest(held.method, held.url, outcome))
         note = decision.note if error is None else f"{decision.note + '; ' if decision.note else ''}{error}"
+        # Nobody answered a timeout: the audit log names no one, as for actions (SearchTrace.decided).
         await self._audit(session, "request_released" if outcome == "released" else "request_failed", held.method,
-                          held.url, decision=decision.outcome, decided_by=decision.by, note=note,
+                          held.url, decision=decision.outcome, decided_by=None if decision.timed_out else decision.by,
+                          note=note,
                           action_text=window.action_text if window else "", approval_id=request.approval_id)
 
     def _question(self, run: GateRun, window: _Window | None, held: RequestHeld) -> ApprovalRequest:
@@ -255,24 +273,41 @@ class NetworkGate:
             reasons=(f"the page sent it {when}", NO_APPROVAL))
 
     async def _ask(self, approver: Approver, request: ApprovalRequest, held: RequestHeld) -> Decision:
+        # The time waiting for an earlier question counts: the extension's hold timeout must not pass first.
         timeout = self.config.decide_timeout_seconds
-        async with self._asking:
-            try:
-                if isinstance(approver, SidePanelApprover):
-                    # The card shows it as what it is: a held request, with its method and address.
-                    ask = approver.confirm(ConfirmRequest(
-                        run_id=request.run_id, approval_id=request.approval_id, nonce=request.nonce, kind="request",
-                        tab_id=held.tab_id, action_text=request.action_text, url=request.url,
-                        reasons=list(request.reasons), request_method=held.method, request_url=held.url,
-                        timeout_s=min(approver.config.timeout_seconds, timeout)))
-                else:
-                    ask = approver.decide(request)
-                return await asyncio.wait_for(ask, timeout)
-            except asyncio.TimeoutError:
-                return Decision(False, "timeout", f"no answer within {timeout:g} s", timed_out=True)
+        timed_out = Decision(False, "timeout", f"no answer within {timeout:g} s", timed_out=True)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._asking.acquire()
+        except TimeoutError:
+            return timed_out
+        try:
+            left = deadline - loop.time()
+            if left <= 0:
+                return timed_out
+            if isinstance(approver, SidePanelApprover):
+                # The card shows it as what it is: a held request, with its method and address. It closes itself in
+                # time, as a timeout the card shows.
+                return await approver.confirm(ConfirmRequest(
+                    run_id=request.run_id, approval_id=request.approval_id, nonce=request.nonce, kind="request",
+                    tab_id=held.tab_id, action_text=request.action_text, url=request.url,
+                    reasons=list(request.reasons), request_method=held.method, request_url=held.url,
+                    timeout_s=min(approver.config.timeout_seconds, left)))
+            return await asyncio.wait_for(approver.decide(request), left)
+        except TimeoutError:
+            return timed_out
+        finally:
+            self._asking.release()
 
-    async def _release(self, held: RequestHeld, allow: bool) -> str | None:
-        """Answers the extension; the reason when the answer could not take effect."""
+    async def _release(self, hold: _Hold, allow: bool) -> str | None:
+        """Answers the extension, once; the reason when the answer could not take effect."""
+        held = hold.event
+        if hold.answered:
+            log.error("network gate: %s %s was answered already; not answering again", held.method, held.url)
+            return "answered already"
+        hold.answered = True
         try:
             await self.browser.release_request(held.hold_id, allow)
         except _BROWSER_FAILURES as exc:
@@ -282,9 +317,10 @@ class NetworkGate:
             return f"the browser did not take the answer ({exc})"
         return None
 
-    async def _audit(self, session: GateSession, kind: str, method: str, request_url: str, **fields: object) -> None:
-        record = AuditRecord(run_id=session.run.run_id, kind=kind, request_method=method,  # type: ignore[arg-type]
-                             request_url=request_url, **fields)  # type: ignore[arg-type]
+    async def _audit(self, session: GateSession, kind: AuditKind, method: str, request_url: str,
+                     **fields: object) -> None:
+        record = AuditRecord(run_id=session.run.run_id, kind=kind, request_method=method, request_url=request_url,
+                             **fields)  # type: ignore[arg-type]
         await session.run.writer.audit(record)
 
 

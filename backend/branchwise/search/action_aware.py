@@ -96,7 +96,7 @@ class _Run:
                 await self.expand(current)
             chosen = await self.choose(current)
             if chosen is None:
-                return SearchOutcome("failed", reason="no candidate action is left to try")
+                return ctx.failed("no candidate action is left to try")
             item, current, action = chosen
             if item.action_class is ActionClass.TERMINATING:
                 return await self.finish(current, item)
@@ -116,7 +116,7 @@ class _Run:
             examples_block=examples_block(ctx.examples.top(ctx.task, node.text)) if ctx.examples else "",
         )
         candidates, failures = await generate_candidates(ctx.roles.policy, data, self.config.generation, node.page,
-                                                         ctx.url_check)
+                                                         ctx.url_check, ctx.secrets)
         for failure in failures:
             await ctx.trace.progress(f"#{node.id}: generator {failure.variation} gave no valid action "
                                      f"({failure.errors[-1]})")
@@ -150,7 +150,7 @@ class _Run:
                 action_class=classification.action_class, reward=reward, thought=candidate.thought,
                 locator=locator, reasons=classification.reasons, seq=self.seq, progress=score.item_scores,
             ))
-            await ctx.trace.classified(node.id, candidate.action_text, classification)
+            await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
             await ctx.trace.scored(node.id, "reward", reward, score.method, list(score.item_scores))
         node.status = "expanded"
         ctx.trace.frontier = list(self.queue)

@@ -16,6 +16,8 @@ from ..llm import LLMError, Usage
 from ..protocol import new_id
 from ..safety import SafetyClassifier
 from ..safety.gate import GateRun, NetworkGate, gate_run
+from ..safety.secrets import mask_card_numbers
+from ..safety.sites import SiteRefused
 from ..store import RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
 from .action_aware import ActionAwareConfig, ActionAwareSearch
@@ -71,14 +73,16 @@ class SearchAgent:
         strategy = make_strategy(self.config)
         before = {role: model.usage for role, model in self.roles.by_role().items()}
         trace = SearchTrace(run_id, strategy.name, reporter, self.store)
-        result = RunResult(run_id=run_id, task=task, status="failed", model=self.roles.policy.config.model)
+        # Card numbers in the task are masked wherever it is shown or stored; the model gets the task as written.
+        shown_task = mask_card_numbers(task)
+        result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await trace.writer.start(RunRecord(
-            run_id=run_id, task=task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
+            run_id=run_id, task=shown_task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
             model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
-        await reporter.started(run_id, task)
+        await reporter.started(run_id, shown_task)
         await reporter.progress(run_id, f"strategy {strategy.name}, backtracking {self.config.backtrack}")
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
-                            trace, reporter, result.steps, url_check=UrlProbe(self.browser))
+                            trace, reporter, result.steps, url_check=UrlProbe(self.browser, env.config.sites))
         if self.store is not None and strategy.name == "action_aware":
             ctx.examples = await load_examples(self.store, self.config.action_aware.retrieval, run_id)
             if ctx.examples is not None:
@@ -95,6 +99,9 @@ class SearchAgent:
             outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
         except LostTrack as exc:
             outcome = SearchOutcome("failed", reason=str(exc))
+        except SiteRefused as exc:
+            log.warning("run %s stopped at the site lists: %s", run_id, exc)
+            outcome = SearchOutcome("failed", reason=f"stopped: {exc}")
         except Exception as exc:  # the run ends with a reason instead of a traceback in the user's terminal
             log.exception("run %s failed", run_id)
             outcome = SearchOutcome("failed", reason=f"{type(exc).__name__}: {exc}")

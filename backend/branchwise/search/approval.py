@@ -86,8 +86,14 @@ class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> Decision: ...
 
 
+NOBODY_TO_ASK = "nobody can be asked: this run was started without a way to ask for approval"
+
+
 class DenyApprover:
-    def __init__(self, why: str = "nobody can be asked: confirmation in the side panel is not available yet") -> None:
+    """Refuses every destructive action: for runs where nobody can be asked (no terminal, `--confirm deny`, or an
+    agent built without an approver)."""
+
+    def __init__(self, why: str = NOBODY_TO_ASK) -> None:
         self.why = why
 
     async def decide(self, request: ApprovalRequest) -> Decision:

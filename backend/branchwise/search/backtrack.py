@@ -19,6 +19,7 @@ from ..actions import Action, Goto
 from ..agent.env import BrowserEnv, EnvView
 from ..browser import Browser, BrowserDisconnected
 from ..link import ExtensionError, LinkClosed
+from ..safety.sites import SiteRefused
 from .checkpoint import is_checkpoint
 from .snapshot import compare_snapshot, retarget
 from .tabremap import TabRemap
@@ -181,6 +182,8 @@ class SpeculativeBacktracker:
             return result(True, action=live_pending)
         except _BROWSER_FAILURES as exc:
             return await self._abort(opened, result(False, f"the browser failed during replay: {exc}"))
+        except SiteRefused as exc:  # the replay landed on a site the user's lists refuse: the main tab is untouched
+            return await self._abort(opened, result(False, f"the replay reached a refused site: {exc}"))
 
     async def _abort(self, opened: list[int], outcome: BacktrackResult) -> BacktrackResult:
         for tab_id in opened:

@@ -57,11 +57,17 @@ class BestFirstConfig(BaseModel):
 
 @dataclass
 class _RunNotes:
-    """Per run: the classifier's verdict on each child (the user is shown its reasons when asked) and the actions the
-    user refused, which explain a search that found nothing better."""
+    """Per run: the classifier's verdict on each child (the user is shown its reasons when asked)."""
 
     classifications: dict[int, Classification] = field(default_factory=dict)
-    denied: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Materialized:
+    # The node shows the page its action led to, and can be scored and expanded.
+    usable: bool
+    # What ran changed the site: there is no way back, search goes on from this node only.
+    changed_site: bool = False
 
 
 class BestFirstSearch:
@@ -84,10 +90,7 @@ class BestFirstSearch:
             if best.status == "terminal":
                 return SearchOutcome("finished", answer=best.answer or "")
             if best.id == root.id:
-                reason = "search found no state better than where it started"
-                if notes.denied:
-                    reason += "; not allowed to run " + ", ".join(f"`{a}`" for a in dict.fromkeys(notes.denied))
-                return SearchOutcome("failed", reason=reason)
+                return ctx.failed("search found no state better than where it started")
             if ctx.trace.current != best.id:
                 result = await ctx.backtracker.move(ctx.env, tree, best.id, None)
                 await ctx.trace.backtracked(ctx.trace.current or root.id, best.id, result)
@@ -108,15 +111,15 @@ class BestFirstSearch:
             _, _, node_id = heapq.heappop(frontier)
             node = tree[node_id]
             if node.status == "open" and node.page is None and node.action is not None:
-                if not await self._materialize(ctx, node, notes):
-                    continue
-                if node.action_class is ActionClass.DESTRUCTIVE:
-                    # No way back across a change to the site: search goes on from here only.
+                done = await self._materialize(ctx, node, notes)
+                if done.changed_site:  # even when the action then failed
                     tree.reroot(node.id)
                     root, best, best_value = node, node, -1.0
                     frontier.clear()
                     await ctx.trace.progress(f"`{node.action_text}` changed the site: #{node.id} is the new root")
                     await ctx.trace.nodes(list(tree))
+                if not done.usable:
+                    continue
             value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
                                       [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]], node.answer)
             node.value = value.value
@@ -152,13 +155,14 @@ class BestFirstSearch:
                 parsed = parse_response(text)
             except ActionParseError:
                 continue
-            if validate_action(parsed.action, node.page, node.space) is None:
-                samples.append(Candidate(parsed.action, parsed.action.to_text(), parsed.thought))
+            action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
+            if validate_action(action, node.page, node.space) is None:
+                samples.append(Candidate(action, action.to_text(), thought))
         children: list[tuple[Node, float]] = []
         top = top_by_count(samples, self.config.branching)
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
         for (candidate, share), classification in zip(top, classifications, strict=True):
-            await ctx.trace.classified(node.id, candidate.action_text, classification)
+            await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
             child = ctx.trace.tree.add_child(node.id, Node(
                 id=-1, parent_id=None, depth=0, url=node.url, action=candidate.action,
                 action_text=candidate.action_text, action_class=classification.action_class,
@@ -170,23 +174,22 @@ class BestFirstSearch:
                                  + "; ".join(f"{c.action_text} ({s:.0%})" for c, s in children))
         return children
 
-    async def _materialize(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> bool:
-        """Run the action that leads to `node` from its parent; False when it cannot or must not run."""
+    async def _materialize(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> _Materialized:
+        """Run the action that leads to `node` from its parent; not usable when it cannot or must not run, or failed."""
         tree = ctx.trace.tree
         assert node.parent_id is not None and node.action is not None
         parent = tree[node.parent_id]
         if isinstance(node.action, Stop):
             node.text, node.page, node.title, node.tabs = parent.text, parent.page, parent.title, parent.tabs
             node.status, node.answer = "terminal", node.action.answer
-            return True
+            return _Materialized(True)
         if node.action_class is ActionClass.DESTRUCTIVE:
             classification = notes.classifications.get(node.id, Classification(ActionClass.DESTRUCTIVE))
             decision = await ask_approval(ctx, parent, node.action, node.action_text, classification)
             if not decision.approved:
-                notes.denied.append(node.action_text)
                 node.status = "dead"
                 await ctx.trace.node(node)
-                return False
+                return _Materialized(False)
         action: Action | None
         if ctx.trace.current != parent.id:
             result = await ctx.backtracker.move(ctx.env, tree, parent.id, node.action)
@@ -197,21 +200,20 @@ class BestFirstSearch:
             if not result.committed:
                 node.status = "dead"
                 await ctx.trace.node(node)
-                return False
+                return _Materialized(False)
             action = result.action
         else:
             action = live_action(ctx, parent, node.action)
         if action is None:
             node.status = "dead"
             await ctx.trace.node(node)
-            return False
+            return _Materialized(False)
         # A destructive node gets here only once the user approved it: its requests may pass the network gate.
         destructive = node.action_class is ActionClass.DESTRUCTIVE
         outcome = await ctx.env.execute(action, allow_mutations=destructive)
         check = post_check(node.action_class or ActionClass.SAFE, outcome.requests)
         await ctx.trace.post_checked(parent.id, node.action_text, check)
-        if check.reroots(outcome.ok):
-            node.action_class = ActionClass.DESTRUCTIVE  # what it sent changed the site: _round re-roots here
+        node.action_class = check.effective_class
         view = await ctx.env.observe()
         fresh = node_from_view(view)
         node.url, node.title, node.text, node.page = fresh.url, fresh.title, fresh.text, fresh.page
@@ -219,8 +221,9 @@ class BestFirstSearch:
         node.tabs, node.active_tab = fresh.tabs, fresh.active_tab
         ctx.trace.current = node.id
         await record_step(ctx, node, "" if outcome.ok else outcome.error)
+        changed_site = check.reroots(outcome.ok)
         if not outcome.ok:
             node.status = "dead"
             await ctx.trace.node(node)
-            return False
-        return True
+            return _Materialized(False, changed_site)
+        return _Materialized(True, changed_site)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..actions import Action
@@ -15,6 +15,7 @@ from ..agent.reporting import RunReporter
 from ..browser import BrowserDisconnected
 from ..link import ExtensionError, LinkClosed
 from ..protocol import ElementFacts
+from ..safety.secrets import SecretKeeper
 from .approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
 from .classes import ActionClassifier, Classification
@@ -48,6 +49,16 @@ class SearchContext:
     url_check: UrlCheck | None = None
     # Past steps to show the retrieval prompt variation; None when there are none.
     examples: ExampleIndex | None = None
+    # The run's typed secrets: masked in every action text and scrubbed from thoughts (safety/secrets.py).
+    secrets: SecretKeeper = field(default_factory=SecretKeeper)
+    # The actions the user refused to run (ask_approval), in order: they explain a search that ends without an answer.
+    denied: list[str] = field(default_factory=list)
+
+    def failed(self, reason: str) -> SearchOutcome:
+        """The search ends without an answer for `reason`, naming the actions it was not allowed to run."""
+        if self.denied:
+            reason += "; not allowed to run " + ", ".join(f"`{a}`" for a in dict.fromkeys(self.denied))
+        return SearchOutcome("failed", reason=reason)
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,8 @@ def node_from_view(view: EnvView, **fields: object) -> Node:
 
 
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
-    return [HistoryEntry(summary=_summary(n.thought), action=n.action_text)
+    # A secret typed after a thought was written is scrubbed from it too.
+    return [HistoryEntry(summary=_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
             for n in ctx.trace.tree.lineage(node.id)[1:]]
 
 
@@ -142,10 +154,11 @@ async def ask_approval(ctx: SearchContext, at: Node, action: Action, action_text
     request = approval_request(ctx.run_id, action, action_text, at.url, at.page, classification,
                                tab_id=live.tab_id if live is not None else None,
                                shown=live.page if live is not None and ctx.trace.current == at.id else None)
-    await ctx.trace.asked(at.id, request, classification, request.approval_id, request.nonce)
+    await ctx.trace.asked(at.id, request, classification)
     decision = await ctx.approver.decide(request)
-    await ctx.trace.decided(at.id, request, classification, decision, request.approval_id, request.nonce)
+    await ctx.trace.decided(at.id, request, classification, decision)
     if not decision.approved:
+        ctx.denied.append(action_text)
         await ctx.trace.progress(f"not running `{action_text}`: denied by {decision.by}"
                                  + (f" ({decision.note})" if decision.note else ""))
     return decision

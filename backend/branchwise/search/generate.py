@@ -18,6 +18,7 @@ from ..actions import Action, ActionParseError, Goto, NewTab, parse_response
 from ..llm import ChatMessage
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages
+from ..safety.secrets import SecretKeeper
 from .candidates import Candidate
 from .roles import RoleModel
 from .urlcheck import UrlCheck
@@ -105,7 +106,7 @@ async def _check(action: Action, page: PageView | None, space: ActionSpace, url_
 
 async def _generate_one(
     model: RoleModel, data: GenerationInput, variation: Variation, config: GenerationConfig, page: PageView | None,
-    url_check: UrlCheck | None,
+    url_check: UrlCheck | None, secrets: SecretKeeper,
 ) -> Candidate | GenerationFailure:
     messages = variation_messages(data, variation, config)
     errors: list[str] = []
@@ -117,24 +118,30 @@ async def _generate_one(
         except ActionParseError as exc:
             error = f"your answer has no valid action: {exc}"
         else:
-            error = await _check(parsed.action, page, data.space, url_check)
+            # A typed password or card number is masked in the candidate's text and thought from here on.
+            action, thought = secrets.seal(parsed.action, parsed.thought, page)
+            error = await _check(action, page, data.space, url_check)
             if error is None:
-                return Candidate(parsed.action, parsed.action.to_text(), parsed.thought, sources=(variation.name,))
-            error = f"`{parsed.action.to_text()}` cannot be done: {error}"
+                return Candidate(action, action.to_text(), thought, sources=(variation.name,))
+            error = f"`{action.to_text()}` cannot be done: {error}"
         errors.append(error)
-        messages = [*messages, ChatMessage(role="assistant", content=text),
+        messages = [*messages, ChatMessage(role="assistant", content=secrets.scrub(text)),
                     ChatMessage(role="user", content=f"{error}. Give one valid action in the same format.")]
-    log.info("generator %s gave no valid action after %d tries: %s", variation.name, config.max_retries, errors[-1])
+    log.info("generator %s gave no valid action after %d tries: %s", variation.name, config.max_retries,
+             secrets.scrub(errors[-1]))
     return GenerationFailure(variation.name, tuple(errors))
 
 
 async def generate_candidates(
     model: RoleModel, data: GenerationInput, config: GenerationConfig, page: PageView | None,
-    url_check: UrlCheck | None = None,
+    url_check: UrlCheck | None = None, secrets: SecretKeeper | None = None,
 ) -> tuple[list[Candidate], list[GenerationFailure]]:
-    """One validated candidate per variation (at most), generated concurrently."""
-    results = await asyncio.gather(*(_generate_one(model, data, v, config, page, url_check)
+    """One validated candidate per variation (at most), generated concurrently. `secrets`: the run's SecretKeeper
+    (a fresh one still masks what each answer types, without the run's memory)."""
+    keeper = secrets or SecretKeeper()
+    results = await asyncio.gather(*(_generate_one(model, data, v, config, page, url_check, keeper)
                                      for v in config.variations))
     candidates = [r for r in results if isinstance(r, Candidate)]
-    failures = [r for r in results if isinstance(r, GenerationFailure)]
+    failures = [GenerationFailure(r.variation, tuple(keeper.scrub(e) for e in r.errors))
+                for r in results if isinstance(r, GenerationFailure)]
     return candidates, failures

@@ -86,18 +86,17 @@ class SearchTrace:
             action_class=classification.action_class.value, reasons=list(classification.reasons),
             url=at.url if at else "", element=element_label(action, at.page) if action and at else ""))
 
-    async def asked(self, node_id: int, request: ApprovalRequest, classification: Classification,
-                    approval_id: str = "", nonce: str = "") -> None:
+    async def asked(self, node_id: int, request: ApprovalRequest, classification: Classification) -> None:
         """The user is asked about an action: the audit log keeps exactly what they were shown. Written before the
         answer arrives, so a question nobody answered is on record too."""
         if self.store is not None:
             await self.writer.audit(AuditRecord(
                 run_id=self.run_id, kind="asked", node_id=node_id, action_text=request.action_text,
                 action_class=classification.action_class.value, reasons=list(request.reasons), url=request.url,
-                element=request.element, approval_id=approval_id, nonce=nonce))
+                element=request.element, approval_id=request.approval_id, nonce=request.nonce))
 
     async def decided(self, node_id: int, request: ApprovalRequest, classification: Classification,
-                      decision: Decision, approval_id: str = "", nonce: str = "") -> None:
+                      decision: Decision) -> None:
         """The answer: onto the action's classification row (so `show` lists it once) and as a `decided` event."""
         if self.store is None:
             return
@@ -110,7 +109,7 @@ class SearchTrace:
             run_id=self.run_id, kind="decided", node_id=node_id, action_text=request.action_text,
             action_class=classification.action_class.value, url=request.url, element=request.element,
             decision=decision.outcome, decided_by=None if decision.timed_out else decision.by, note=decision.note,
-            approval_id=approval_id, nonce=nonce))
+            approval_id=request.approval_id, nonce=request.nonce))
 
     async def post_checked(self, node_id: int, action_text: str, check: PostCheck) -> None:
         """What an action run at node_id really sent, against its class (safety/postcheck.py): a `post_check` audit

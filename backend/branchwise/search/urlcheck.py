@@ -15,6 +15,7 @@ from typing import Protocol
 from ..browser import Browser, BrowserDisconnected
 from ..link import ExtensionError, LinkClosed
 from ..protocol import NavigationInfo
+from ..safety.sites import SiteRules
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,10 @@ def load_failure(url: str, navigation: NavigationInfo) -> str | None:
 
 
 class UrlProbe:
-    def __init__(self, browser: Browser) -> None:
+    def __init__(self, browser: Browser, sites: SiteRules | None = None) -> None:
         self.browser = browser
+        # The user's site lists: an address that redirects onto a refused site is not worth a branch either.
+        self.sites = sites or SiteRules()
         self.probes = 0
         self._checks: dict[str, asyncio.Task[str | None]] = {}
 
@@ -57,7 +60,12 @@ class UrlProbe:
             return None
         try:
             observation = await self.browser.observe(tab.tab_id)
-        except (BrowserDisconnected, ExtensionError, LinkClosed) as exc:
+        except ExtensionError as exc:
+            if exc.code == "site_not_allowed":  # it redirected onto a site the extension's lists refuse
+                return f"{url} leads to a site Branchwise does not work on: {exc.message}"
+            log.info("could not read %s in its check tab: %s", url, exc)
+            return None
+        except (BrowserDisconnected, LinkClosed) as exc:
             log.info("could not read %s in its check tab: %s", url, exc)
             return None
         finally:
@@ -65,6 +73,9 @@ class UrlProbe:
                 await self.browser.close_tab(tab.tab_id)
             except (BrowserDisconnected, ExtensionError, LinkClosed) as exc:
                 log.info("could not close the check tab %d: %s", tab.tab_id, exc)
+        refusal = self.sites.refusal(observation.url)
+        if refusal is not None:
+            return f"{url} leads to a site Branchwise does not work on: {refusal}"
         reason = load_failure(url, observation.navigation)
         log.info("goto %s: %s", url, reason or "loads")
         return reason

@@ -2,8 +2,9 @@
 
 Checked against the observation the action was proposed on, without touching the browser: the element exists and is
 enabled, a text field is editable, an option exists under the select, tab operations have tabs to work on, a scroll
-has somewhere to go, go_back/go_forward have history to move through. Whether a `goto` address answers is checked
-separately, in a throw-away tab (urlcheck.py).
+has somewhere to go, go_back/go_forward have history to move through, a goto/new_tab address is on a site the user's
+lists allow (safety/sites.py). Whether a `goto` address answers is checked separately, in a throw-away tab
+(urlcheck.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..actions import (
 )
 from ..observation import PageView
 from ..observation.view import ElementInfo
+from ..safety.sites import SiteRules
 
 if TYPE_CHECKING:
     from ..agent.env import EnvView
@@ -51,6 +53,8 @@ class ActionSpace:
     can_scroll_down: bool = True
     can_go_back: bool = True
     can_go_forward: bool = True
+    # The user's site lists: a goto or new_tab to a refused site is refused here, with the reason for the model.
+    sites: SiteRules = SiteRules()
 
     @classmethod
     def of(cls, view: EnvView) -> ActionSpace:
@@ -65,6 +69,7 @@ class ActionSpace:
             can_scroll_down=not measured or below > SCROLL_SLACK,
             can_go_back=navigation.can_go_back is not False,
             can_go_forward=navigation.can_go_forward is not False,
+            sites=view.sites,
         )
 
 
@@ -100,7 +105,7 @@ def validate_action(action: Action, page: PageView | None, space: ActionSpace = 
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 return f"{url} is not an http(s) address"
-            return None
+            return space.sites.refusal(url)
         case Scroll(direction="down") if not space.can_scroll_down and not space.dialog_open:
             return "the page is already scrolled to the bottom; everything below is in the observation"
         case Scroll(direction="up") if not space.can_scroll_up and not space.dialog_open:

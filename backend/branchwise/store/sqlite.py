@@ -187,6 +187,14 @@ def _dt_or_none(value: str | None) -> datetime | None:
     return None if value is None else _dt(value)
 
 
+def _classification_insert(record: ClassificationRecord) -> tuple[str, tuple[Any, ...]]:
+    """The statement and parameters that add one classification row."""
+    return ("INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons, decision, decided_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record.run_id, record.node_id, record.action_text, record.action_class, json.dumps(record.reasons),
+             record.decision, record.decided_by))
+
+
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -328,10 +336,7 @@ class RunStore:
              "checkpoint": None if node.checkpoint is None else int(node.checkpoint)})
 
     def add_classification(self, record: ClassificationRecord) -> None:
-        self._write("INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons, decision, "
-                    "decided_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (record.run_id, record.node_id, record.action_text, record.action_class,
-                     json.dumps(record.reasons), record.decision, record.decided_by))
+        self._write(*_classification_insert(record))
 
     def record_decision(self, record: ClassificationRecord) -> None:
         """Put the user's decision on the verdict it answers (the newest undecided row of that action at that node),
@@ -342,11 +347,7 @@ class RunStore:
                 "WHERE run_id = ? AND node_id = ? AND action_text = ? AND decision IS NULL ORDER BY id DESC LIMIT 1)",
                 (record.decision, record.decided_by, record.run_id, record.node_id, record.action_text)).rowcount
             if not changed:
-                self._conn.execute(
-                    "INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons, decision, "
-                    "decided_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (record.run_id, record.node_id, record.action_text, record.action_class,
-                     json.dumps(record.reasons), record.decision, record.decided_by))
+                self._conn.execute(*_classification_insert(record))
 
     def add_audit(self, record: AuditRecord) -> None:
         """Append one audit event; its seq is the row id the store gives it."""

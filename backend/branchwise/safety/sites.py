@@ -1,0 +1,143 @@
+"""The user's site allow and block lists: which hosts the agent may read and act on.
+
+A pattern is a host (`shop.example`: that host only) or `*.` and a domain (`*.bank.example`: the domain itself and
+every host under it). A pasted address (`https://shop.example/cart`) counts as its host. The block list wins over the
+allow list; an empty allow list allows every host that is not blocked. Addresses without a host (`about:blank`) are
+no site and pass. The extension applies the same rules to its own lists (extension/lib/sites.js): it is the boundary
+that holds even if the backend is wrong, and the backend's check keeps refused addresses out of the plan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+ALLOW_ENV = "BRANCHWISE_ALLOW_SITES"
+BLOCK_ENV = "BRANCHWISE_BLOCK_SITES"
+
+# A hostname label: letters, digits, hyphens (punycode included); IPv4 addresses pass as four numeric labels.
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+
+
+class SitePatternError(ValueError):
+    """A list entry that names no host; the message says which and why."""
+
+
+def _idna(host: str) -> str:
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise SitePatternError(f"{host!r} is not a valid host name") from exc
+
+
+def host_of(url: str) -> str:
+    """The lower-case host of an address (punycode, no port, no trailing dot); "" when it has none."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.casefold() == "blob":  # blob:https://site/uuid belongs to the site that made it
+        parts = urlsplit(parts.path)
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        return ""
+    return host if host.isascii() else _idna(host)
+
+
+@dataclass(frozen=True, slots=True)
+class SitePattern:
+    domain: str
+    subdomains: bool
+
+    @classmethod
+    def parse(cls, text: str) -> SitePattern:
+        raw = text.strip().casefold()
+        subdomains = raw.startswith("*.")
+        host = raw[2:] if subdomains else raw
+        if "/" in host or ":" in host:
+            # A pasted address: its host is what counts (a port is no part of a site).
+            host = host_of(host if "://" in host else f"http://{host}")
+        host = host.rstrip(".")
+        if not host:
+            raise SitePatternError(f"{text.strip()!r} names no host (write shop.example or *.shop.example)")
+        if not host.isascii():
+            host = _idna(host)
+        if not all(_LABEL.match(label) for label in host.split(".")):
+            raise SitePatternError(f"{text.strip()!r} is not a host name (write shop.example or *.shop.example)")
+        return cls(host, subdomains)
+
+    def matches(self, host: str) -> bool:
+        return host == self.domain or (self.subdomains and host.endswith("." + self.domain))
+
+    def __str__(self) -> str:
+        return f"*.{self.domain}" if self.subdomains else self.domain
+
+
+def parse_patterns(entries: Iterable[str]) -> tuple[SitePattern, ...]:
+    """Patterns from list entries; blank entries and `#` comments are skipped, duplicates dropped."""
+    patterns: dict[SitePattern, None] = {}
+    for entry in entries:
+        text = entry.split("#", 1)[0].strip()
+        if text:
+            patterns.setdefault(SitePattern.parse(text))
+    return tuple(patterns)
+
+
+def split_list(text: str) -> list[str]:
+    """Entries of an environment variable: separated by commas (or whitespace)."""
+    return [part for part in re.split(r"[,\s]+", text) if part]
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRules:
+    """The default allows every site."""
+
+    allow: tuple[SitePattern, ...] = ()
+    block: tuple[SitePattern, ...] = ()
+    # How refusals name the lists, so the user knows which setting to change.
+    source: str = "the backend's"
+
+    @classmethod
+    def parse(cls, allow: Iterable[str] = (), block: Iterable[str] = (), source: str = "the backend's") -> SiteRules:
+        return cls(parse_patterns(allow), parse_patterns(block), source)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, allow: Iterable[str] = (),
+                 block: Iterable[str] = ()) -> SiteRules:
+        """BRANCHWISE_ALLOW_SITES / BRANCHWISE_BLOCK_SITES (comma-separated) plus `allow` / `block` (the CLI's
+        --allow-site / --block-site): the lists are joined."""
+        env = os.environ if environ is None else environ
+        return cls.parse([*split_list(env.get(ALLOW_ENV, "")), *allow],
+                         [*split_list(env.get(BLOCK_ENV, "")), *block])
+
+    @property
+    def empty(self) -> bool:
+        return not (self.allow or self.block)
+
+    def refusal(self, url: str) -> str | None:
+        """None when the agent may work on `url`, else why not, naming the host and the list (fit for the model and
+        the user alike)."""
+        if self.empty:
+            return None
+        host = host_of(url)
+        if not host:
+            return None
+        blocked = next((p for p in self.block if p.matches(host)), None)
+        if blocked is not None:
+            return f"{host} is on {self.source} block list ({blocked}): Branchwise does not work there"
+        if self.allow and not any(p.matches(host) for p in self.allow):
+            listed = ", ".join(str(p) for p in self.allow)
+            return f"{host} is not on {self.source} allow list ({listed}): Branchwise does not work there"
+        return None
+
+    def describe(self) -> str:
+        parts = []
+        if self.allow:
+            parts.append("allowed: " + ", ".join(str(p) for p in self.allow))
+        if self.block:
+            parts.append("blocked: " + ", ".join(str(p) for p in self.block))
+        return "; ".join(parts) or "every site"
+
+
+class SiteRefused(RuntimeError):
+    """The page the agent works on is on a site the user's lists keep it out of: the run stops with this reason."""

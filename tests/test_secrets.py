@@ -1,0 +1,230 @@
+"""Typed secrets (passwords, card numbers) never reach the model, the logs or the store: the decision, the masking, and
+a greedy run over real HTTP that types a password into a saved sign-in form."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from branchwise.actions import SECRET_MASK, Click, Stop, Type
+from branchwise.agent.env import BrowserEnv
+from branchwise.agent.greedy import GreedyAgent
+from branchwise.agent.records import RunResult, StepRecord
+from branchwise.llm import LLMClient, LLMConfig
+from branchwise.observation import PageView, process
+from branchwise.protocol import ActResult, BrowserCmd, ElementRef, Observation, TypeCmd
+from branchwise.safety.secrets import SecretKeeper, contains_card_number, mask_card_numbers, types_secret
+from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.search.generate import GenerationConfig, GenerationInput, Variation, generate_candidates
+from branchwise.search.roles import RoleModel
+from branchwise.store import RunStore, default_store_path
+from fake_models import FakeModel
+
+FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
+PASSWORD = "correct-horse-battery"
+
+
+def form_observation() -> Observation:
+    return Observation.model_validate_json((FIXTURES / "form.json").read_text())
+
+
+def element(page: PageView, role: str, name: str) -> int:
+    return next(e.id for e in page.elements.values() if e.role == role and e.name == name)
+
+
+@pytest.fixture(scope="module")
+def form() -> PageView:
+    return process(form_observation())
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Card numbers in free text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("pay with 4111 1111 1111 1111 please", f"pay with {SECRET_MASK} please"),
+    ("4111-1111-1111-1111", SECRET_MASK),
+    ("amex 378282246310005.", f"amex {SECRET_MASK}."),
+    ("card 4111 1111 1111 1111 12", f"card {SECRET_MASK} 12"),  # the card number, not the digits after it
+    ("order 1234567890123 of 2025", "order 1234567890123 of 2025"),  # 13 digits, Luhn fails
+    ("call +49 30 1234 5678", "call +49 30 1234 5678"),
+    ("", ""),
+])
+def test_card_numbers_are_masked_in_text(text: str, masked: str) -> None:
+    assert mask_card_numbers(text) == masked
+    assert contains_card_number(text) is (masked != text)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Which typing is secret
+
+
+def test_password_and_card_fields_are_sensitive_filled_or_not(form: PageView) -> None:
+    sensitive = {e.name for e in form.elements.values() if e.sensitive}
+    assert {"Password", "Card number", "Gift code"} <= sensitive
+    assert not {"Full name", "Email", "Notes", "Payment reference"} & sensitive
+    # An empty field named like a password is sensitive too: typing into it types a secret.
+    assert form.elements[element(form, "textbox", "Email")].value == ""
+    marked = process(form_observation(), sensitive=[ElementRef(backend_node_id=element(form, "textbox", "Email"))])
+    email = marked.elements[element(form, "textbox", "Email")]
+    assert email.sensitive and not email.redacted and "textbox 'Email'\n" in marked.text + "\n"  # nothing to mask
+
+
+def test_types_secret(form: PageView) -> None:
+    password, notes = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
+    assert types_secret(Type(password, "x", False), form)
+    assert types_secret(Type(notes, "use 4242 4242 4242 4242", False), form)  # a card number anywhere
+    assert not types_secret(Type(notes, "leave it at the door", False), form)
+    assert not types_secret(Click(password), form)
+    assert not types_secret(Type(password, "x", False), None)  # no page, no field to know
+
+
+def test_a_secret_type_shows_masked_but_acts_with_the_real_text(form: PageView) -> None:
+    password = element(form, "textbox", "Password")
+    action = Type(password, PASSWORD, True, secret=True)
+    assert action.to_text() == f"type [{password}] [{SECRET_MASK}] [1]"
+    assert PASSWORD not in repr(action) and PASSWORD not in str(action)
+    assert action == Type(password, PASSWORD, True)  # the same keystrokes are the same action
+    moved = dataclasses.replace(action, element_id=99)  # retargeting keeps the mark
+    assert moved.secret and PASSWORD not in moved.to_text()
+    env = BrowserEnv(None, 1)  # type: ignore[arg-type]
+    env.last = type("V", (), {"page": form, "dialog": None})()  # type: ignore[assignment]
+    assert env.command_for(action) == TypeCmd(element=form.ref(password), text=PASSWORD, press_enter=True)
+
+
+def test_the_keeper_seals_actions_and_scrubs_what_follows(form: PageView) -> None:
+    keeper = SecretKeeper()
+    password = element(form, "textbox", "Password")
+    action, thought = keeper.seal(Type(password, PASSWORD, False), f"I type {PASSWORD} as the task says", form)
+    assert isinstance(action, Type) and action.secret and action.text == PASSWORD
+    assert PASSWORD not in thought and SECRET_MASK in thought
+    # Later text of the run: thoughts, answers.
+    stop, later = keeper.seal(Stop(f"Signed in with {PASSWORD}"), f"{PASSWORD} worked", form)
+    assert isinstance(stop, Stop) and stop.answer == f"Signed in with {SECRET_MASK}"
+    assert later == f"{SECRET_MASK} worked"
+    assert keeper.scrub("card 4111111111111111") == f"card {SECRET_MASK}"
+    # Very short secrets are masked in the action, but not hunted for in free text.
+    short, note = SecretKeeper().seal(Type(password, "ab1", False), "typing ab1", form)
+    assert SECRET_MASK in short.to_text() and note == "typing ab1"
+
+
+def test_generated_candidates_carry_the_masked_text(form: PageView) -> None:
+    password = element(form, "textbox", "Password")
+    answer = f"I will type {PASSWORD}. In summary, the next action I will perform is ```type [{password}] [{PASSWORD}] [0]```"
+
+    keeper = SecretKeeper()
+    data = GenerationInput(task="Sign in", observation=form.text, url=form.url, history=[])
+    config = GenerationConfig(variations=(Variation(name="one", history=0),))
+    model = RoleModel(FakeModel.always(answer), "policy")  # type: ignore[arg-type]
+    candidates, failures = asyncio.run(generate_candidates(model, data, config, form, secrets=keeper))
+    assert not failures and len(candidates) == 1
+    candidate = candidates[0]
+    assert candidate.action_text == f"type [{password}] [{SECRET_MASK}] [0]"
+    assert PASSWORD not in candidate.thought and candidate.action.text == PASSWORD  # type: ignore[union-attr]
+    assert keeper.scrub(PASSWORD) == SECRET_MASK
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A whole greedy run: the model is told nothing it should not see, and nothing is kept
+
+
+@dataclass
+class FormBrowser:
+    """The extension on the saved sign-in form: records every command it is sent."""
+
+    commands: list[BrowserCmd] = field(default_factory=list)
+
+    async def observe(self, tab_id: int) -> Observation:
+        return form_observation()
+
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
+        self.commands.append(command)
+        return ActResult(ok=True, url="http://shop.test/checkout")
+
+
+@dataclass
+class Collected:
+    lines: list[str] = field(default_factory=list)
+
+    async def started(self, run_id: str, task: str) -> None:
+        self.lines.append(task)
+
+    async def step(self, run_id: str, record: StepRecord) -> None:
+        self.lines.append(record.model_dump_json())
+
+    async def finished(self, result: RunResult) -> None:
+        self.lines.append(result.model_dump_json())
+
+    async def progress(self, run_id: str, text: str) -> None:
+        self.lines.append(text)
+
+    async def tree(self, update: object) -> None:
+        self.lines.append(str(update))
+
+
+def dump_store(path: Path) -> str:
+    """Every row of every table of the run store, as text."""
+    with sqlite3.connect(path) as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return "\n".join(repr(row) for table in tables for row in db.execute(f"SELECT * FROM {table}"))
+
+
+def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
+        form: PageView, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    password, card = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
+    rules = [
+        Rule(name="done", when_contains=["PREVIOUS ACTION: type [" + str(card)], search_in="last_user",
+             reply=f"Both typed. In summary, the next action I will perform is ```stop [Signed in with {PASSWORD}]```"),
+        Rule(name="card", when_contains=["PREVIOUS ACTION: type [" + str(password)], search_in="last_user",
+             reply=f"Now the card. In summary, the next action I will perform is "
+                   f"```type [{card}] [4111 1111 1111 1111] [0]```"),
+        Rule(name="password", reply=f"The password is {PASSWORD}. In summary, the next action I will perform is "
+                                    f"```type [{password}] [{PASSWORD}] [0]```"),
+    ]
+    browser = FormBrowser()
+    reporter = Collected()
+    caplog.set_level(logging.DEBUG)
+
+    async def main(server: ScriptedModelServer, store: RunStore) -> RunResult:
+        async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
+            agent = GreedyAgent(client, store=store)
+            env = BrowserEnv(browser, 1)  # type: ignore[arg-type]
+            return await agent.run("Sign in and note card 5555 5555 5555 4444", env, reporter, run_id="r1")
+
+    store_path = default_store_path(tmp_path)
+    with ScriptedModelServer(Script(rules=rules)) as server, RunStore.open(store_path) as store:
+        result = asyncio.run(main(server, store))
+        prompts = [request.last_user for request in server.requests()]
+        all_prompts = [request.prompt_text for request in server.requests()]
+    assert result.status == "finished" and len(prompts) == 3
+
+    # The extension got the real text: that command is the only place it goes.
+    typed = [c.text for c in browser.commands if isinstance(c, TypeCmd)]
+    assert typed == [PASSWORD, "4111 1111 1111 1111"]
+
+    # What the model reads after each typing step: the masked action, never the secret.
+    assert f"PREVIOUS ACTION: type [{password}] [{SECRET_MASK}] [0]" in prompts[1]
+    assert f"PREVIOUS ACTION: type [{card}] [{SECRET_MASK}] [0]" in prompts[2]
+    for later in all_prompts[1:]:
+        assert PASSWORD not in later and "4111 1111 1111 1111" not in later
+    # The user's task reaches the model as written (it is the user's own text for their model) ...
+    assert "5555 5555 5555 4444" in prompts[0]
+
+    # ... but nowhere else: not the result (--json), the reporters, the logs or any table of the store.
+    kept = {
+        "--json result": result.model_dump_json(),
+        "reporters": "\n".join(reporter.lines),
+        "logs": caplog.text,
+        "store": dump_store(store_path),
+    }
+    for where, text in kept.items():
+        for secret in (PASSWORD, "4111 1111 1111 1111", "4111111111111111", "5555 5555 5555 4444"):
+            assert secret not in text, f"{secret!r} leaked into the {where}"
+    assert f"type [{password}] [{SECRET_MASK}] [0]" in kept["store"]
+    assert result.answer == f"Signed in with {SECRET_MASK}"
+    assert result.task == f"Sign in and note card {SECRET_MASK}"
