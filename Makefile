@@ -33,6 +33,7 @@ bench: setup
 	$(BIN)/python -m branchwise.bench.search
 	$(BIN)/python -m branchwise.bench.safety
 	$(BIN)/python -m branchwise.bench.gate
+	$(BIN)/python -m branchwise.bench.adversarial
 
 schema: setup
 	$(BIN)/branchwise schema --write protocol

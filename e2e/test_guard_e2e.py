@@ -5,12 +5,9 @@ lifted and put back, and goes away with the tab."""
 from __future__ import annotations
 
 import contextlib
-import http.server
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from harness import Stack
@@ -21,10 +18,10 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from branchwise.config import EXTENSION_ID
 from branchwise.link import BrowserEvent, ExtensionError
 from branchwise.protocol import NetworkRequest
+from branchwise.sandbox.recording import Recorded, RecordingServer, Reply, who_of
 
 pytestmark = pytest.mark.e2e
 
-MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
 SANDBOX_BIT = 1 << 30
 
 
@@ -75,69 +72,18 @@ self.addEventListener("activate", (e) => e.waitUntil(self.clients.claim()));
 self.addEventListener("fetch", (e) => e.respondWith(fetch(e.request)));"""
 
 
-def who_of(path: str) -> str:
-    """Which test page a request came from: every page tags its own requests with `who=<label>`."""
-    return parse_qs(urlsplit(path).query).get("who", [""])[0]
-
-
-class Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers everything with a small page and records each request as (method, path)."""
-
-    seen: list[tuple[str, str]]
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        self.server.seen.append((self.command, self.path))  # type: ignore[attr-defined]
-        who = who_of(self.path)
-        content_type = "text/html; charset=utf-8"
-        if self.path.startswith("/page"):
-            body = PAGE.format(who=who)
-        elif self.path.startswith("/sw.js"):
-            body, content_type = SERVICE_WORKER, "text/javascript"
-        else:
-            body = f"<!doctype html><title>{self.command} {self.path}</title><p>{self.command} done</p>"
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-
-class RecordingServer:
-    def __init__(self) -> None:
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-        self.httpd.seen = []  # type: ignore[attr-defined]
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    @property
-    def seen(self) -> list[tuple[str, str]]:
-        return list(self.httpd.seen)  # type: ignore[attr-defined]
-
-    def mutating(self, who: str) -> list[tuple[str, str]]:
-        return [(m, p) for m, p in self.seen if m in MUTATING and who_of(p) == who]
-
-    def got(self, method: str, path: str) -> bool:
-        return (method, path) in self.seen
+def respond(request: Recorded, port: int) -> Reply | None:
+    if request.path.startswith("/page"):
+        return Reply(PAGE.format(who=request.who))
+    if request.path.startswith("/sw.js"):
+        return Reply(SERVICE_WORKER, "text/javascript")
+    return None
 
 
 @pytest.fixture
 def server() -> Iterator[RecordingServer]:
-    rec = RecordingServer()
-    thread = threading.Thread(target=rec.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with RecordingServer(respond) as rec:
         yield rec
-    finally:
-        rec.httpd.shutdown()
-        rec.httpd.server_close()
 
 
 def in_extension(stack: Stack, script: str) -> Any:

@@ -6,13 +6,10 @@ never held, and without the gate nothing is. The server records every request it
 from __future__ import annotations
 
 import contextlib
-import http.server
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from harness import Stack
@@ -24,12 +21,11 @@ from branchwise.agent.watch import GatedRequest
 from branchwise.link import BrowserEvent
 from branchwise.protocol import RequestHeld, RequestSent
 from branchwise.safety.gate import GateRun, NetworkGate
+from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.search.approval import ScriptedApprover
 from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
 
 pytestmark = pytest.mark.e2e
-
-MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Gate test {who}</title></head><body>
 <h1>Gate test</h1>
@@ -76,78 +72,22 @@ WORKER = """fetch("/worker-post?who={who}", {{method: "POST", body: "w"}}).then(
   (r) => postMessage("status " + r.status), (e) => postMessage("failed: " + e));"""
 
 
-def who_of(path: str) -> str:
-    return parse_qs(urlsplit(path).query).get("who", [""])[0]
-
-
-class Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers every request and records it as (method, path) before answering."""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        self.server.seen.append((self.command, self.path))  # type: ignore[attr-defined]
-        who, port = who_of(self.path), self.server.server_address[1]
-        content_type = "text/html; charset=utf-8"
-        route = urlsplit(self.path).path
-        if route == "/moved":  # a POST the server sends on, method and body kept
-            self.send_response(307)
-            self.send_header("Location", f"/buy?who={who}&moved=1")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if route == "/page":
-            body = PAGE.format(who=who)
-        elif route == "/onload":
-            body = ONLOAD.format(who=who)
-        elif route == "/framed":
-            body = FRAMED.format(who=who, port=port)
-        elif route == "/worker":
-            body = WORKER_PAGE.format(who=who)
-        elif route == "/worker.js":
-            body, content_type = WORKER.format(who=who), "text/javascript"
-        else:
-            body = f"<!doctype html><title>{self.command} {self.path}</title><p>{self.command} done</p>"
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-
-class RecordingServer:
-    def __init__(self) -> None:
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-        self.httpd.seen = []  # type: ignore[attr-defined]
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def mutating(self, who: str) -> list[tuple[str, str]]:
-        """Mutating requests the server received from pages of `who` (and its children, `who-...`)."""
-        return [(m, p) for m, p in self.httpd.seen if m in MUTATING  # type: ignore[attr-defined]
-                and (who_of(p) == who or who_of(p).startswith(f"{who}-"))]
-
-    def got(self, method: str, path: str) -> bool:
-        return (method, path) in self.httpd.seen  # type: ignore[attr-defined]
+def respond(request: Recorded, port: int) -> Reply | None:
+    who = request.who
+    if request.route == "/moved":  # a POST the server sends on, method and body kept
+        return Reply(status=307, headers=(("Location", f"/buy?who={who}&moved=1"),))
+    pages = {"/page": PAGE, "/onload": ONLOAD, "/framed": FRAMED, "/worker": WORKER_PAGE}
+    if request.route in pages:
+        return Reply(pages[request.route].format(who=who, port=port))
+    if request.route == "/worker.js":
+        return Reply(WORKER.format(who=who), "text/javascript")
+    return None
 
 
 @pytest.fixture
 def server() -> Iterator[RecordingServer]:
-    rec = RecordingServer()
-    thread = threading.Thread(target=rec.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with RecordingServer(respond) as rec:
         yield rec
-    finally:
-        rec.httpd.shutdown()
-        rec.httpd.server_close()
 
 
 @pytest.fixture
@@ -371,7 +311,7 @@ def test_frames_workers_and_opened_tabs_of_a_gated_tab_are_gated(
                    ".then(() => document.title = 'sent', () => document.title = 'refused')")
             wait_for(lambda: in_tab(stack, "who=kids-child", "return document.title") == "refused",
                      what="the opened tab's later POST to be refused")
-        assert server.mutating("kids") == []
+        assert server.mutating("kids", children=True) == []
         held = {h.url.split("?")[0].rsplit("/", 1)[-1]: h.tab_id for h in held_of(events)}
         assert held["onload-post"] == held["worker-post"] == run.env.tab_id
         assert [child.tab_id for child in children] == [held["child-later"]]
@@ -380,7 +320,7 @@ def test_frames_workers_and_opened_tabs_of_a_gated_tab_are_gated(
                ".then(() => document.title = 'after: sent', () => document.title = 'after: refused')")
         wait_for(lambda: in_tab(stack, "who=kids-child", "return document.title").startswith("after:"),
                  what="the POST after the run")
-        assert server.mutating("kids") == [("POST", "/child-after?who=kids-child")]
+        assert server.mutating("kids", children=True) == [("POST", "/child-after?who=kids-child")]
         for child in children:
             stack.call(stack.session.browser.close_tab(child.tab_id))
     finally:
