@@ -17,7 +17,7 @@ from selenium.common.exceptions import WebDriverException
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
-from branchwise.agent.watch import GatedRequest
+from branchwise.agent.watch import ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent
 from branchwise.protocol import RequestHeld, RequestSent
 from branchwise.safety.gate import GateRun, NetworkGate
@@ -131,8 +131,8 @@ class GatedRun:
         assert view.page is not None
         return next(e.id for e in view.page.elements.values() if e.role == "button" and e.name == name)
 
-    def click(self, name: str, allow_mutations: bool = False) -> ExecResult:
-        return self.stack.call(self.env.execute(Click(self.button(name)), allow_mutations=allow_mutations))
+    def click(self, name: str, allow: tuple[ExpectedRequest, ...] | None = None) -> ExecResult:
+        return self.stack.call(self.env.execute(Click(self.button(name)), allow=allow))
 
     def goto(self, url: str) -> ExecResult:
         return self.stack.call(self.env.execute(Goto(url)))
@@ -237,7 +237,8 @@ def test_allowance_covers_the_approved_action_only(stack: Stack, server: Recordi
         with recording(stack) as events, run:
             # The user approved this click: its POST goes out at once, unasked; the timer's POST 1.5 s later is not
             # covered: held, asked about and (here) denied.
-            result = run.click("Continue and save later", allow_mutations=True)
+            result = run.click("Continue and save later",
+                               allow=(ExpectedRequest("POST", f"{server.base_url}/buy?who=allow"),))
             assert result.requests == (GatedRequest("POST", f"{server.base_url}/buy?who=allow", "allowed"),)
             wait_for(lambda: run.page_text("later").startswith("failed: TypeError"), what="the later POST to fail")
             assert run.page_text("status") == "status 200"

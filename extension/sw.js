@@ -48,7 +48,7 @@ async function handleCommand(message) {
       return observe(message.tab_id, message.include_frames);
     case "act":
       await requireWorkable(message.tab_id);
-      return withAllowance(message.tab_id, Boolean(message.allow_mutations), () => act(message.tab_id, message.action));
+      return withAllowance(message.tab_id, message.allow || [], () => act(message.tab_id, message.action));
     case "gate_tab":
       if (message.on) await requireHanded(message.tab_id); // a closed tab's gate is simply forgotten
       await setGate(message.tab_id, Boolean(message.on),

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from branchwise.actions import Action
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
-from branchwise.agent.watch import GatedRequest
+from branchwise.agent.watch import ExpectedRequest, GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
 from branchwise.search.approval import Approver
@@ -41,8 +42,8 @@ class ShopEnv:
     error: str = ""
     url: str = PRODUCT_URL
     last: EnvView | None = None
-    # Each action run, and whether it ran with the gate's allowance (allow_mutations).
-    executed: list[tuple[Action, bool]] = field(default_factory=list)
+    # Each action run, and the allowance it ran with (None: not approved; else what its approval lets through).
+    executed: list[tuple[Action, tuple[ExpectedRequest, ...] | None]] = field(default_factory=list)
 
     @property
     def actions(self) -> list[Action]:
@@ -54,8 +55,8 @@ class ShopEnv:
                             page=shown)
         return self.last
 
-    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
-        self.executed.append((action, allow_mutations))
+    async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
+        self.executed.append((action, tuple(allow) if allow is not None else None))
         self.url = CART_URL
         return ExecResult(not self.error, self.error, requests=self.requests)
 

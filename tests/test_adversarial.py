@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.request
+from dataclasses import replace
 
 import pytest
 
@@ -82,10 +83,32 @@ def test_a_run_that_lets_an_unapproved_request_through_is_a_problem() -> None:
     assert unasked == ["deny: asked by nobody, expected classifier", "deny: nobody asked about /subscribe"]
 
 
-def test_a_known_hole_is_reported_as_such_and_must_keep_showing() -> None:
-    asked = Question(layer="classifier", asked="click [3]", reasons=[BY_KEY["piggyback"].reason], decision="denied")
+def test_an_approved_action_must_get_only_what_its_approval_named() -> None:
+    """The piggyback: the user approves 'Subscribe' (a POST form to /subscribe); its click also sends POST /buy, which
+    the gate must hold and ask about, and the user's no must keep from the server."""
+    scenario = BY_KEY["piggyback"]
+    action = Question(layer="classifier", asked="click [13]", reasons=[scenario.reason], decision="approved")
+    buy = Question(layer="gate", asked="POST http://127.0.0.1:9/buy", decision="denied",
+                   reasons=["the approved action `click [13]` also tried to send it; the approval covers only POST to "
+                            "http://127.0.0.1:9/subscribe", "no approval covers it"])
+    denied = outcome("deny", [], [action.model_copy(update={"decision": "denied"})])
+    assert problems(scenario, denied, outcome("approve", ["POST /subscribe"], [action, buy])) == []
+    # The old hole: the allowance let /buy through unasked.
+    leaked = problems(scenario, denied, outcome("approve", ["POST /buy", "POST /subscribe"], [action]))
+    assert leaked == ["approved, the server got ['POST /buy', 'POST /subscribe'], not exactly one POST /subscribe",
+                      "approve: asked by classifier, expected classifier+gate",
+                      "approve: the gate did not ask about /buy, or its no did not count"]
+    # Greedy has no classifier: the gate asks about both requests, in the Deny and the Approve run alike.
+    assert scenario.caught_by("greedy", "approve") == scenario.caught_by("greedy", "deny") == "gate"
+
+
+def test_a_known_hole_is_reported_as_such_and_must_keep_showing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No scenario documents a hole now; one that did must keep showing it.
+    monkeypatch.setitem(BY_KEY, "holey", replace(BY_KEY["ok-subscribes"], key="holey", hole_in=("action_aware",),
+                                                 hole="documented"))
+    asked = Question(layer="classifier", asked="click [3]", reasons=["x"], decision="denied")
     fine = outcome("approve", ["POST /subscribe"], [asked])
-    row = Row(scenario="piggyback", planner="action_aware", denied=fine, approved=fine, problems=["leak"])
+    row = Row(scenario="holey", planner="action_aware", denied=fine, approved=fine, problems=["leak"])
     assert row.result == "known hole"
     assert row.model_copy(update={"problems": []}).result == "FIXED?"
     assert row.model_copy(update={"planner": "greedy"}).result == "FAIL"

@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection
 
 from branchwise.actions import Click
 from branchwise.agent.records import RunResult
+from branchwise.agent.watch import ExpectedRequest
 from branchwise.agent.reporting import SidePanelReporter
 from branchwise.cli import build_parser, cli_approver, run_options
 from branchwise.protocol import ElementRef
@@ -34,7 +35,8 @@ URL = "http://shop.test/product/7"
 
 def request(**overrides: Any) -> ApprovalRequest:
     fields: dict[str, Any] = dict(run_id="r1", action_text="click [2]", url=URL, element="button 'Add to cart'",
-                                  reasons=(REASON,), tab_id=1842, element_ref=ElementRef(backend_node_id=57))
+                                  reasons=(REASON,), tab_id=1842, element_ref=ElementRef(backend_node_id=57),
+                                  sends=(ExpectedRequest("POST", "http://shop.test/cart/add"),))
     return ApprovalRequest(**(fields | overrides))
 
 
@@ -75,7 +77,7 @@ def test_the_card_carries_what_where_the_element_and_why_and_a_matching_answer_a
             "type": "confirm_request", "id": card["id"], "run_id": "r1", "approval_id": asked.approval_id,
             "nonce": asked.nonce, "kind": "action", "tab_id": 1842, "action_text": "click [2]", "url": URL,
             "element_label": "button 'Add to cart'", "element": {"backend_node_id": 57}, "reasons": [REASON],
-            "timeout_s": 10.0,
+            "timeout_s": 10.0, "sends": [{"method": "POST", "url": "http://shop.test/cart/add"}],
         }
         await answer(ws, asked.approval_id, asked.nonce, True)
         assert await decision == Decision(True, "user (side panel)")

@@ -20,6 +20,7 @@ from branchwise.actions import (
     TabFocus,
     Type,
 )
+from branchwise.agent.watch import ExpectedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts, FormFacts, LinkFacts
 from branchwise.safety import Intent, SafetyClassifier, Vocabulary, normalize
@@ -349,6 +350,45 @@ def test_enter_or_space_on_a_button_or_link_is_a_click() -> None:
     assert verdict(Press("Enter", 1), on("link", "Garden"), garden)[0] is NAVIGATION
     assert verdict(Press("Space", 1), on("button", "Place order"), submit_button())[0] is DESTRUCTIVE
     assert verdict(Press("Tab"), None) == (SAFE, "presses Tab, which does not submit anything")
+
+
+# --- what an approval would let through ----------------------------------------------------------------------------
+
+
+def sends(action: Action, view: PageView | None, element: ElementFacts | None = None) -> tuple[ExpectedRequest, ...]:
+    return CLASSIFIER.classify(action, view, element).sends
+
+
+def test_a_post_forms_submission_names_its_method_and_absolute_action() -> None:
+    posted = (ExpectedRequest("POST", f"{SITE}/cart/add"),)
+    assert sends(Click(1), on("button", "Add to cart"), submit_button()) == posted
+    quantity = facts(tag="input", type="number", form=form(label="Add to cart"))
+    assert sends(Type(1, "2", press_enter=True), on("spinbutton", "Quantity"), quantity) == posted
+    assert sends(Press("Enter", 1), on("spinbutton", "Quantity"), quantity) == posted
+    assert sends(Press("Space", 1), on("button", "Add to cart"), submit_button()) == posted
+    # The query is part of the address; a fragment never reaches the server.
+    assert sends(Click(1), on("button", "Pay"), submit_button(action="https://pay.example/charge?o=7#top")) == (
+        ExpectedRequest("POST", "https://pay.example/charge?o=7"),)
+
+
+def test_nothing_is_named_when_what_it_sends_cannot_be_known() -> None:
+    # A script's button, a '#' link with a handler, no facts, Enter in a chat box: destructive, but each request it
+    # makes is asked about at the gate.
+    assert sends(Click(1), on("button", "Place order"), OUTSIDE) == ()
+    assert sends(Click(1), on("link", "Delete account"), link(f"{URL}#", "#")) == ()
+    assert sends(Click(1), on("button", "Add to cart")) == ()
+    chat = facts(tag="div", contenteditable=True, role="textbox")
+    assert sends(Type(1, "hi", press_enter=True), on("textbox", "Message"), chat) == ()
+    assert sends(Click(1), on("button", "Pay"), submit_button(action="javascript:void(0)")) == ()
+    # GET forms, dialogs and links send no mutating request to allow.
+    assert sends(Click(1), on("button", "Delete selected"), submit_button("get", "/messages")) == ()
+    assert sends(Click(1), on("button", "Delete"), submit_button("dialog", "/")) == ()
+
+
+def test_an_expected_request_drops_the_fragment_and_names_the_method_in_capitals() -> None:
+    assert ExpectedRequest.of("post", " https://shop.example/a?b=1#c ") == ExpectedRequest(
+        "POST", "https://shop.example/a?b=1")
+    assert ExpectedRequest.of("POST", "https://shop.example/a").describe() == "POST to https://shop.example/a"
 
 
 # --- the vocabulary in four languages --------------------------------------------------------------------------------

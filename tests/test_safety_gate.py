@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from branchwise.agent.watch import GatedRequest
+from branchwise.agent.watch import ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent, ExtensionError
-from branchwise.protocol import RequestHeld, RequestSent, TabEvent
+from branchwise.protocol import AllowedRequest, RequestHeld, RequestSent, TabEvent
 from branchwise.safety.gate import GateConfig, GateRun, NetworkGate, gate_run
 from branchwise.search.approval import ApprovalRequest, Decision, ScriptedApprover
 from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
@@ -105,9 +105,11 @@ async def until(condition: Callable[[], object], timeout: float = 5) -> None:
     raise AssertionError("timed out")
 
 
-async def act(h: Harness, action_text: str, events: list[BrowserEvent]) -> list[GatedRequest]:
-    """One action under the watch: the events arrive while it runs; returns what the action learns on exit."""
-    async with h.env.watch.acting(h.env, action_text) as seen:  # type: ignore[attr-defined]
+async def act(h: Harness, action_text: str, events: list[BrowserEvent],
+              approved: tuple[ExpectedRequest, ...] | None = None) -> list[GatedRequest]:
+    """One action under the watch (`approved`: what the user approved with it, None: not approved): the events
+    arrive while it runs; returns what the action learns on exit."""
+    async with h.env.watch.acting(h.env, action_text, approved) as seen:  # type: ignore[attr-defined]
         for event in events:
             h.browser.emit(event)
             await asyncio.sleep(0)
@@ -158,16 +160,78 @@ def test_an_approved_request_is_released_exactly_once(harness: Harness) -> None:
 def test_requests_an_approved_action_sent_are_seen_not_asked(harness: Harness) -> None:
     h = harness
     approver = with_answers(h, [])
+    added = AllowedRequest(method="POST", url=f"{SHOP}/cart/add")
 
     async def main() -> list[GatedRequest]:
         async with h.gate.active(h.env, h.run):
-            return await act(h, "click [4]", [RequestSent(tab_id=7, method="POST", url=f"{SHOP}/cart/add")])
+            return await act(h, "click [4]", [RequestSent(tab_id=7, method="POST", url=f"{SHOP}/cart/add",
+                                                          allowed=added)],
+                             approved=(ExpectedRequest("POST", f"{SHOP}/cart/add"),))
 
     assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/cart/add", "allowed")]
     assert approver.requests == [] and h.browser.released == []
     [row] = h.audit()
     assert (row.kind, row.action_text, row.request_method, row.request_url) == (
         "request_seen", "click [4]", "POST", f"{SHOP}/cart/add")
+
+
+def test_an_approved_action_gets_what_its_approval_named_and_is_asked_about_anything_else(harness: Harness) -> None:
+    """The piggyback: the user approved a POST form to /subscribe; the click also sends POST /buy, which the
+    extension holds. The question says the approved action sent it and what the approval does cover."""
+    h = harness
+    approver = with_answers(h, [False])
+    subscribe = f"{SHOP}/subscribe"
+    allowed = AllowedRequest(method="POST", url=subscribe)
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [13]", [
+                RequestSent(tab_id=7, method="POST", url=subscribe, allowed=allowed), held("h1")],
+                approved=(ExpectedRequest("POST", subscribe),))
+
+    assert asyncio.run(main()) == [GatedRequest("POST", subscribe, "allowed"),
+                                   GatedRequest("POST", f"{SHOP}/buy", "failed")]
+    [question] = approver.requests
+    assert question.kind == "request" and question.sends == ()
+    assert question.action_text == f"the page tried to send POST to {SHOP}/buy"
+    assert question.reasons == (
+        f"the approved action `click [13]` also tried to send it; the approval covers only POST to {subscribe}",
+        "no approval covers it")
+    assert h.browser.released == [("h1", False)]
+    rows = {r.kind: r for r in h.audit()}
+    assert rows["request_seen"].note == f"let through once: the approval of the action covers POST {subscribe}"
+    assert rows["request_held"].reasons == list(question.reasons)
+
+
+def test_an_approved_action_whose_requests_were_not_known_has_each_one_asked_about(harness: Harness) -> None:
+    h = harness
+    approver = with_answers(h, [True])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [4]", [held("h1")], approved=())
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "released")]
+    assert approver.requests[0].reasons == (
+        "the approved action `click [4]` tried to send it; what that action sends could not be known before it ran, "
+        "so each request it makes is asked about", "no approval covers it")
+
+
+def test_a_redirect_of_a_released_request_is_seen_as_released(harness: Harness) -> None:
+    h = harness
+    with_answers(h, [])
+    moved = RequestSent(tab_id=7, method="POST", url=f"{SHOP}/buy?moved=1", hold_id="h1",
+                        redirected_from=f"{SHOP}/moved")
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            # The release itself was recorded where it was decided; its own request_sent adds nothing.
+            return await act(h, "click [4]", [RequestSent(tab_id=7, method="POST", url=f"{SHOP}/moved",
+                                                          hold_id="h1"), moved])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy?moved=1", "released")]
+    [row] = h.audit()
+    assert (row.kind, row.note) == ("request_seen", f"let through: a redirect of {SHOP}/moved, which was let through")
 
 
 def test_a_request_between_actions_is_asked_about_too(harness: Harness) -> None:

@@ -21,6 +21,14 @@ def test_destructive_action_that_sent_a_mutating_request_is_confirmed() -> None:
     assert "POST http://shop.test/buy (covered by the approval)" in check.note
 
 
+def test_an_approved_action_whose_request_was_asked_about_and_released_is_confirmed() -> None:
+    # Its requests were not known beforehand (a script sends them): each was held, and the user let this one go; the
+    # surprise it also tried was refused.
+    check = post_check(ActionClass.DESTRUCTIVE, [RELEASED, REFUSED])
+    assert (check.verdict, check.sent, check.refused) == ("confirmed", (RELEASED,), (REFUSED,))
+    assert check.reroots(ran_ok=True)
+
+
 def test_destructive_action_that_sent_nothing_is_refuted_but_stays_destructive() -> None:
     check = post_check(ActionClass.DESTRUCTIVE, [])
     assert (check.verdict, check.effective_class) == ("refuted", ActionClass.DESTRUCTIVE)

@@ -1,14 +1,16 @@
-"""The post-execution check inside search: an approved action runs with the gate's allowance, and what an action
-really sent confirms its class or overrides it (a misclassified action that got a POST out re-roots the tree)."""
+"""The post-execution check inside search: an approved action runs with the gate's allowance (exactly what its
+approval named), and what an action really sent confirms its class or overrides it (a misclassified action that got a
+POST out re-roots the tree)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from branchwise.actions import Action
-from branchwise.agent.watch import GatedRequest
+from branchwise.agent.watch import ExpectedRequest, GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
+from branchwise.search.action_aware import ActionAwareSearch
 from branchwise.search.approval import ScriptedApprover
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
 from branchwise.search.classes import ActionClass, ActionClassifier, Classification
@@ -29,6 +31,16 @@ class CallsEverythingSafe:
         return Classification(ActionClass.SAFE, ("looks harmless",))
 
 
+class KnowsTheForm:
+    """A classifier that read the button's POST form: approving the click lets that one request through."""
+
+    def classify(self, action: Action, page: PageView | None, facts: ElementFacts | None = None) -> Classification:
+        if action.to_text().startswith("stop"):
+            return Classification(ActionClass.TERMINATING, ("ends the task",))
+        return Classification(ActionClass.DESTRUCTIVE, (f"submits a POST form to {POSTED}",),
+                              (ExpectedRequest("POST", POSTED),))
+
+
 def run(tmp_path: Path, env: ShopEnv, classifier: ActionClassifier, approver: ScriptedApprover) -> ShopRun:
     return search_shop(tmp_path, BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2))), env,
                        classifier, approver)
@@ -43,7 +55,8 @@ def test_an_approved_destructive_action_runs_with_the_allowance_and_is_confirmed
     env = ShopEnv((GatedRequest("POST", POSTED, "allowed"),))
     done = run(tmp_path, env, HeuristicClassifier(), ScriptedApprover([True]))
     assert done.outcome == SearchOutcome("finished", answer="Added Planter")
-    assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", True)]
+    # Approved, but what it sends was not known (no DOM facts): an empty allowance, so the gate asks about each.
+    assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", ())]
     assert post_checks(done.audit) == [(0, "click [2]", "destructive", "POST", POSTED, "confirmed")]
     assert "`click [2]` changed the site: #1 is the new root" in done.shown
 
@@ -54,8 +67,8 @@ def test_a_safe_action_that_got_a_post_out_is_treated_as_destructive(tmp_path: P
     done = run(tmp_path, env, CallsEverythingSafe(), approver)
     audit = done.audit
     assert done.outcome.status == "finished" and approver.requests == []
-    # Ran freely: no allowance.
-    assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", False)]
+    # Ran freely: not approved, no allowance.
+    assert [(a.to_text(), allowed) for a, allowed in env.executed] == [("click [2]", None)]
     assert post_checks(audit) == [(0, "click [2]", "safe", "POST", POSTED, "contradicted")]
     [row] = [e for e in audit if e.kind == "post_check"]
     assert row.reasons == [f"POST {POSTED} (released at the gate)"]
@@ -88,3 +101,19 @@ def test_an_action_that_got_a_post_out_re_roots_even_when_it_then_failed(tmp_pat
     by_id = {n.node_id: n for n in done.stored.nodes}
     assert by_id[1].action_class == "destructive" and by_id[0].status == "invalid"
     assert done.outcome == SearchOutcome("finished", answer="Added Planter")
+
+
+def test_the_allowance_is_exactly_what_the_approval_named_in_both_strategies(tmp_path: Path) -> None:
+    for strategy in (BestFirstSearch(BestFirstConfig(candidates=3, value=ValueConfig(n=2))), ActionAwareSearch()):
+        env = ShopEnv((GatedRequest("POST", POSTED, "allowed"),))
+        approver = ScriptedApprover([True])
+        done = search_shop(tmp_path / strategy.name, strategy, env, KnowsTheForm(), approver)
+        assert done.outcome.status == "finished", strategy.name
+        assert [(a.to_text(), allowed) for a, allowed in env.executed] == [
+            ("click [2]", (ExpectedRequest("POST", POSTED),))], strategy.name
+        # The user was told what the approval covers, and the audit log keeps it.
+        [question] = approver.requests
+        assert question.sends == (ExpectedRequest("POST", POSTED),)
+        [asked] = [e for e in done.audit if e.kind == "asked"]
+        assert (asked.request_method, asked.request_url) == ("POST", POSTED)
+        assert asked.note == f"approving lets one POST to {POSTED} through; anything else it sends is asked about"

@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 from branchwise.actions import Click
+from branchwise.agent.watch import ExpectedRequest
 from branchwise.llm import ChatMessage, LLMConfig, Usage
 from branchwise.search.approval import (
     ApprovalRequest,
@@ -126,8 +127,24 @@ def test_terminal_approver_without_an_element_names_only_the_action() -> None:
                               reasons=())
     out = io.StringIO()
     asyncio.run(TerminalApprover(io.StringIO("n\n"), out).decide(request))
-    assert "  press [Enter]\n  page: https://x.example/\nAllow it once? [y/N] " in out.getvalue()
+    assert "  press [Enter]\n  page: https://x.example/\n  what it sends is not known before it runs" in out.getvalue()
     assert " on " not in out.getvalue()
+
+
+def test_terminal_approver_says_what_the_approval_lets_through() -> None:
+    post = ExpectedRequest("POST", "https://shop.example/order")
+    out = io.StringIO()
+    asyncio.run(TerminalApprover(io.StringIO("n\n"), out).decide(ApprovalRequest(
+        run_id="r1", action_text="click [7]", url="https://shop.example/checkout", element="button 'Buy'",
+        reasons=("submits a POST form",), sends=(post,))))
+    assert ("  approving lets one POST to https://shop.example/order through; anything else it sends is asked about\n"
+            "Allow it once? [y/N] ") in out.getvalue()
+    # A held request's question says nothing of the kind: it is about that one request.
+    out = io.StringIO()
+    asyncio.run(TerminalApprover(io.StringIO("n\n"), out).decide(ApprovalRequest(
+        run_id="r1", action_text="the page tried to send POST to https://shop.example/buy", url="", element="",
+        reasons=("no approval covers it",), kind="request")))
+    assert "approving" not in out.getvalue() and "not known" not in out.getvalue()
 
 
 def test_deny_approver_says_why() -> None:

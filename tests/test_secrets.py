@@ -142,7 +142,7 @@ class FormBrowser:
     async def observe(self, tab_id: int) -> Observation:
         return form_observation()
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
         self.commands.append(command)
         return ActResult(ok=True, url="http://shop.test/checkout")
 

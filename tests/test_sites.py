@@ -149,7 +149,7 @@ class FakeBrowser:
             raise ExtensionError("site_not_allowed", self.refuse)
         return shop_observation(self.url)
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
         if self.refuse:
             raise ExtensionError("site_not_allowed", self.refuse)
         self.commands.append(command)
@@ -267,7 +267,7 @@ def test_a_run_whose_page_lands_on_a_refused_site_stops_with_the_reason() -> Non
     rules = [Rule(reply=cot("scroll [down]"))]
 
     class Redirecting(FakeBrowser):
-        async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
+        async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
             self.url = "https://online.bank.example/login"  # the page took the tab there itself
             return ActResult(ok=True, url=self.url)
 

@@ -7,7 +7,7 @@ reconnect and try once more. Commands that change the page are never repeated be
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -17,6 +17,7 @@ from .protocol import (
     Act,
     ActivateTab,
     ActResult,
+    AllowedRequest,
     BrowserCmd,
     CloseTab,
     Done,
@@ -99,10 +100,10 @@ class Browser:
     async def observe(self, tab_id: int) -> Observation:
         return await self._request(Observe(tab_id=tab_id), Observation, self.config.observe_timeout_seconds, retry=True)
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow_mutations: bool = False) -> ActResult:
-        """`allow_mutations`: the user approved this action, so the network gate lets its mutating requests through
-        while it runs (and only then)."""
-        return await self._request(Act(tab_id=tab_id, action=command, allow_mutations=allow_mutations), ActResult,
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: Sequence[AllowedRequest] = ()) -> ActResult:
+        """`allow`: requests the user approved with this action; while it runs (and only then), the network gate lets
+        one matching request through per entry and holds every other mutating request."""
+        return await self._request(Act(tab_id=tab_id, action=command, allow=list(allow)), ActResult,
                                    self.config.act_timeout_seconds, retry=False)
 
     async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:

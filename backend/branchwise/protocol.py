@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -333,14 +333,23 @@ class Observation(Envelope):
     capture_ms: float = 0
 
 
+class AllowedRequest(Model):
+    """One mutating request an approved action may send: a request matches when its method is this one and its URL has
+    the same scheme, host, port, path and query (the fragment is ignored)."""
+
+    method: Literal["POST", "PUT", "PATCH", "DELETE"]
+    url: str = Field(min_length=1, max_length=8192, description="Absolute URL")
+
+
 class Act(Envelope):
     type: Literal["act"] = "act"
     tab_id: int
     action: BrowserCmd
-    allow_mutations: bool = Field(
-        default=False,
-        description="The user approved this very action: while this command runs (its load wait included) the network "
-        "gate lets the tab's mutating requests through; afterwards they are held again",
+    allow: list[AllowedRequest] = Field(
+        default=[], max_length=16,
+        description="Requests the user approved with this very action: while this command runs (its load wait "
+        "included) each entry lets one matching mutating request of the tab through the network gate, and is used up; "
+        "every other mutating request is held as usual",
     )
 
 
@@ -487,13 +496,17 @@ class RequestHeld(Envelope):
 
 
 class RequestSent(Envelope):
-    """A gated tab's mutating request went to the network: covered by an approved action's allowance, or released."""
+    """A gated tab's mutating request went to the network: released (`hold_id`), covered by an entry of an approved
+    action's allowance (`allowed`), or a 307/308 redirect of a request let through either way (`redirected_from`, with
+    the original's `hold_id` or `allowed`)."""
 
     type: Literal["request_sent"] = "request_sent"
     tab_id: int
     method: str
     url: str
     hold_id: str | None = Field(default=None, description="Set when it was held and then released")
+    allowed: AllowedRequest | None = Field(default=None, description="The entry of `act {allow}` it used up")
+    redirected_from: str | None = Field(default=None, description="URL of the let-through request it redirects")
     status: int | None = Field(default=None, description="HTTP status when known; the extension reports the request "
                                                         "as it lets it go, before any answer, so usually absent")
 
@@ -555,6 +568,9 @@ class ConfirmRequest(Envelope):
     timeout_s: float = Field(gt=0, description="Unanswered after this long, the backend denies it")
     request_method: str | None = Field(default=None, description="kind=request: the held request's method")
     request_url: str | None = Field(default=None, description="kind=request: the held request's URL")
+    sends: list[AllowedRequest] = Field(
+        default=[], description="kind=action: what approving lets through the network gate, once each; empty when "
+        "it is not known before the action runs (each mutating request it makes is then asked about)")
 
 
 class ConfirmAnswer(Envelope):

@@ -76,7 +76,7 @@ export async function showConfirm(message) {
     approval_id: message.approval_id, nonce: message.nonce, run_id: message.run_id, kind: message.kind || "action",
     tab_id: message.tab_id ?? null, action_text: message.action_text || "", url: message.url || "",
     element_label: message.element_label || "", element: message.element || null, reasons: message.reasons || [],
-    request_method: message.request_method || "", request_url: message.request_url || "",
+    request_method: message.request_method || "", request_url: message.request_url || "", sends: message.sends || [],
     received_at: Date.now(), deadline: Date.now() + message.timeout_s * 1000,
     highlighted: false, highlight_error: "", answered: "",
   };

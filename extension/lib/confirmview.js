@@ -1,6 +1,7 @@
 // Draws the confirmation card of the side panel: what will be done, on which page, the element, why it was flagged, a
-// countdown, Approve and Deny. Hooks for tests: #confirm-card[data-approval-id][data-highlighted], .confirm-what,
-// .confirm-url, .confirm-element, .confirm-reasons li, .confirm-countdown[data-remaining], button.approve, button.deny.
+// what approving an action lets through the network gate, a countdown, Approve and Deny. Hooks for tests:
+// #confirm-card[data-approval-id][data-highlighted], .confirm-what, .confirm-url, .confirm-element, .confirm-sends,
+// .confirm-reasons li, .confirm-countdown[data-remaining], button.approve, button.deny.
 import { el } from "./treeview.js";
 
 export function remainingSeconds(confirm, now = Date.now()) {
@@ -15,6 +16,13 @@ export function countdownText(confirm, now = Date.now()) {
 
 function row(label, cls, value) {
   return value ? [el("dt", {}, label), el("dd", { class: cls }, value)] : [];
+}
+
+// An approved action gets exactly what the card names through the network gate; the rest is asked about.
+function coversText(confirm) {
+  const sends = confirm.sends || [];
+  if (!sends.length) return "Nothing unasked: each request it sends is asked about before it goes out";
+  return `${sends.map((r) => `one ${r.method} to ${r.url}`).join(" and ")}; anything else it sends is asked about`;
 }
 
 export function renderConfirm(confirm, waiting, onAnswer) {
@@ -35,7 +43,8 @@ export function renderConfirm(confirm, waiting, onAnswer) {
   el("dl", {},
     ...row("Element", "confirm-element", confirm.element_label),
     ...row("Page", "confirm-url", confirm.url),
-    ...row("Request", "confirm-request", request)),
+    ...row("Request", "confirm-request", request),
+    ...row("Lets through", "confirm-sends", isRequest ? "" : coversText(confirm))),
   );
   if (confirm.reasons.length) {
     card.append(el("p", { class: "confirm-why" }, "Why it was flagged:"),

@@ -1,8 +1,10 @@
 // The network gate: while a run works in a tab, the tab's mutating requests (POST, PUT, PATCH, DELETE) that no
 // approved action covers are held with CDP Fetch, and the backend decides: `release_request {hold_id, allow}` lets one
 // go (exactly once) or fails it (BlockedByClient: the server receives nothing). An approved action runs with an
-// allowance (`act {allow_mutations: true}`): the tab's mutating requests pass while that command runs, and are held
-// again once it returns.
+// allowance naming what the user approved (`act {allow: [{method, url}]}`, allowance.js): while that command runs,
+// each entry lets one matching request through and is used up; every other mutating request of the tab is held as
+// usual, so a second POST the approved click makes is asked about. A 307/308 redirect of a request let through
+// follows it without a second question.
 // - Fetch pauses the requests of the session it is enabled on only, so it is enabled on the tab and on every child
 //   target (out-of-process iframes, workers), which cdp.js starts paused until this is done.
 // - Every other request is continued at once; a hold nobody answers is failed after the gate's hold timeout (fail
@@ -14,6 +16,7 @@
 // - The backend does not gate guarded tabs (their mutating requests are blocked outright, guard.js), except to hand a
 //   committed speculative tab over: gate first, then lift the guard, so nothing slips out in between.
 import { childSessions, ensureAttached, onCdpEvent, onChildSession, send } from "./cdp.js";
+import { allowanceOf, takeEntry } from "./allowance.js";
 import { CommandError, newId } from "./protocol.js";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -35,9 +38,11 @@ const ALL_TYPES = [
 ];
 
 const gated = new Map(); // tabId -> hold timeout (ms)
-const allowances = new Map(); // tabId -> act commands with allow_mutations running now
+const allowances = new Map(); // tabId -> Set of the allowances of the approved act commands running now
 const holds = new Map(); // holdId -> { tabId, sessionId, requestId, timer }
-const letThrough = new Set(); // request ids of mutating requests that went out: their 307/308 redirects follow
+// Request id of a mutating request that went out -> { url, attribution: {hold_id} or {allowed} }: its 307/308
+// redirects follow, reported with the same attribution.
+const letThrough = new Map();
 let emit = () => false;
 let loaded = null;
 
@@ -148,17 +153,27 @@ export async function dropGate(tabId) {
   await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId)] }).catch(() => {});
 }
 
-// Runs `fn` (an act command) with the tab's allowance on when the user approved that action.
+// Runs `fn` (an act command) with the allowance of what the user approved with it (`act {allow}`), until it returns.
 export async function withAllowance(tabId, allow, fn) {
-  if (!allow) return fn();
-  allowances.set(tabId, (allowances.get(tabId) || 0) + 1);
+  if (!allow?.length) return fn();
+  const allowance = allowanceOf(allow);
+  const running = allowances.get(tabId) || new Set();
+  allowances.set(tabId, running);
+  running.add(allowance);
   try {
     return await fn();
   } finally {
-    const left = allowances.get(tabId) - 1;
-    if (left > 0) allowances.set(tabId, left);
-    else allowances.delete(tabId);
+    running.delete(allowance);
+    if (!running.size) allowances.delete(tabId);
   }
+}
+
+function takeAllowed(tabId, method, url) {
+  for (const allowance of allowances.get(tabId) || []) {
+    const entry = takeEntry(allowance, method, url);
+    if (entry) return entry;
+  }
+  return null;
 }
 
 export async function releaseHold(holdId, allow) {
@@ -172,13 +187,13 @@ export async function releaseHold(holdId, allow) {
     return;
   }
   await send(hold.tabId, "Fetch.continueRequest", { requestId: hold.requestId }, hold.sessionId);
-  remember(hold.requestId);
+  remember(hold.requestId, { url: hold.url, attribution: { hold_id: holdId } });
   emit({ type: "request_sent", id: newId(), tab_id: hold.tabId, method: hold.method, url: hold.url, hold_id: holdId });
 }
 
-function remember(requestId) {
-  letThrough.add(requestId);
-  if (letThrough.size > LET_THROUGH_KEPT) letThrough.delete(letThrough.values().next().value);
+function remember(requestId, how) {
+  letThrough.set(requestId, how);
+  if (letThrough.size > LET_THROUGH_KEPT) letThrough.delete(letThrough.keys().next().value);
 }
 
 function header(headers, name) {
@@ -206,17 +221,24 @@ async function paused(tabId, params, sessionId) {
     console.warn(`network gate: failed ${method} ${request.url} of tab ${tabId}: paused while the gate came off`);
     return;
   }
-  const covered = (allowances.get(tabId) || 0) > 0 || letThrough.has(params.redirectedRequestId);
-  if (!MUTATING.has(method) || covered) {
+  if (!MUTATING.has(method)) {
+    await send(tabId, "Fetch.continueRequest", { requestId }, sessionId).catch(() => {}); // dropped meanwhile: fine
+    return;
+  }
+  // A redirect keeps what let the original through; else an entry of a running approval, used up here even if the
+  // page drops the request before it goes (fail safe: a retry is asked about).
+  const redirected = letThrough.get(params.redirectedRequestId);
+  const allowed = redirected ? null : takeAllowed(tabId, method, request.url);
+  if (redirected || allowed) {
     try {
       await send(tabId, "Fetch.continueRequest", { requestId }, sessionId);
     } catch (error) {
       return; // the page dropped it meanwhile (navigated, closed)
     }
-    if (MUTATING.has(method)) {
-      remember(requestId);
-      emit({ type: "request_sent", id: newId(), tab_id: tabId, method, url: request.url });
-    }
+    const attribution = redirected ? redirected.attribution : { allowed };
+    remember(requestId, { url: request.url, attribution });
+    emit({ type: "request_sent", id: newId(), tab_id: tabId, method, url: request.url, ...attribution,
+      ...(redirected ? { redirected_from: redirected.url } : {}) });
     return;
   }
   const holdId = newId();

@@ -7,7 +7,7 @@ dialog into a few synthetic nodes (as WebOperator does) so the model can answer 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel
@@ -53,7 +53,7 @@ from ..protocol import (
     TypeCmd,
 )
 from ..safety.sites import SiteRefused, SiteRules
-from .watch import ActionWatch, GatedRequest
+from .watch import ActionWatch, ExpectedRequest, GatedRequest
 
 log = logging.getLogger(__name__)
 
@@ -207,16 +207,18 @@ class BrowserEnv:
                 return GoForwardCmd()
         raise ActionRejected(f"{action.to_text()} does not act inside a tab")
 
-    async def execute(self, action: Action, *, allow_mutations: bool = False) -> ExecResult:
-        """Run one action. A failure the model can fix comes back as ok=False with the reason. `allow_mutations`: the
-        user approved this very action, so the network gate lets the requests it makes through (only while it runs)."""
+    async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
+        """Run one action. A failure the model can fix comes back as ok=False with the reason. `allow`: None when
+        nobody approved the action; else the user approved it, and while it runs the network gate lets one request
+        through per entry (what the action was known to send). Any other mutating request it makes, and every one of
+        an approved action whose requests were not known (an empty `allow`), is held and asked about."""
         if self.watch is None:
-            return await self._execute(action, allow_mutations)
-        async with self.watch.acting(self, action.to_text()) as seen:
-            result = await self._execute(action, allow_mutations)
+            return await self._execute(action, allow or ())
+        async with self.watch.acting(self, action.to_text(), allow) as seen:
+            result = await self._execute(action, allow or ())
         return replace(result, requests=tuple(seen))
 
-    async def _execute(self, action: Action, allow_mutations: bool) -> ExecResult:
+    async def _execute(self, action: Action, allow: Sequence[ExpectedRequest]) -> ExecResult:
         try:
             match action:
                 case Stop():
@@ -233,7 +235,7 @@ class BrowserEnv:
                     return await self._close_tab()
             try:
                 result = await self.browser.act(self.tab_id, self.command_for(action),
-                                                allow_mutations=allow_mutations)
+                                                allow=[r.allowed() for r in allow])
             except ExtensionError as exc:
                 if exc.code == "site_not_allowed":  # the tab went to a refused site since it was observed
                     raise SiteRefused(exc.message) from exc

@@ -1,15 +1,41 @@
 """What an action made the page send: the environment lets a watcher (the network gate, safety/gate.py) see each
-action it runs, and hands the mutating requests seen during it back with the action's result."""
+action it runs, and hands the mutating requests seen during it back with the action's result. What an approved action
+is known to send beforehand (ExpectedRequest) is what its approval lets through the gate."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from ..protocol import AllowedRequest
 
 # allowed: an approved action's allowance let it through; released: held, then let go by whoever decides; failed: held,
 # then refused (the server received nothing).
 GatedOutcome = Literal["allowed", "released", "failed"]
+
+
+@dataclass(frozen=True)
+class ExpectedRequest:
+    """A mutating request an action is known to send before it runs (the submission of a POST form, read off the DOM):
+    approving the action lets exactly one request with this method and address through the network gate."""
+
+    method: str
+    # Absolute; a fragment never reaches the server, so it is dropped here and ignored when matching.
+    url: str
+
+    @classmethod
+    def of(cls, method: str, url: str) -> ExpectedRequest:
+        return cls(method.upper(), urlunsplit(urlsplit(url.strip())._replace(fragment="")))
+
+    def describe(self) -> str:
+        return f"{self.method} to {self.url}"
+
+    def allowed(self) -> AllowedRequest:
+        """As `act {allow}` and the confirmation card name it."""
+        return AllowedRequest.model_validate({"method": self.method, "url": self.url})
 
 
 @dataclass(frozen=True)
@@ -36,8 +62,10 @@ class WatchedEnv(Protocol):
 
 
 class ActionWatch(Protocol):
-    def acting(self, env: WatchedEnv, action_text: str) -> AbstractAsyncContextManager[list[GatedRequest]]:
-        """Around one action in `env.tab_id`: yields the list the requests it makes are added to, complete on exit."""
+    def acting(self, env: WatchedEnv, action_text: str, approved: Sequence[ExpectedRequest] | None = None,
+               ) -> AbstractAsyncContextManager[list[GatedRequest]]:
+        """Around one action in `env.tab_id`: yields the list the requests it makes are added to, complete on exit.
+        `approved`: the user approved the action, and it may send these (None: nobody approved it)."""
         ...
 
     async def adopt(self, tab_id: int) -> None:

@@ -5,6 +5,9 @@ Beyond Alg. 2's "a button is destructive unless its label navigates", it reads t
 words and navigational exceptions in four languages (`vocabulary.py`). Every verdict carries short reasons a user
 understands: what the element is, and why that makes the action safe, navigation or destructive.
 
+A POST form's submission also says what it will send (`Classification.sends`): its method and absolute action URL,
+all that approving the action lets through the network gate.
+
 Fail safe: whatever cannot be told is destructive. A button whose form could not be read (no facts: an old page, a
 closed tab) is destructive; a button outside any form is destructive unless its label says it only navigates or
 changes the view, because its script can send anything (fetch). One deliberate exception: picking an option in a
@@ -33,6 +36,7 @@ from ..actions import (
     TabFocus,
     Type,
 )
+from ..agent.watch import ExpectedRequest
 from ..observation import ElementInfo, PageView
 from ..protocol import ElementFacts, FormFacts, LinkFacts
 from ..search.classes import ActionClass, Classification
@@ -235,7 +239,9 @@ class SafetyClassifier:
             reasons = [f"{via} submits a POST form to {address}"]
             if commit is not None:
                 reasons.append(_word(label, commit))
-            return _destructive(*reasons)
+            # The submission's method and address are known: approving the action lets exactly that request through.
+            sends = (ExpectedRequest.of("POST", form.action),) if scheme(form.action) in WEB_SCHEMES else ()
+            return Classification(ActionClass.DESTRUCTIVE, tuple(reasons), sends)
         if form.method == "dialog":
             if commit is not None:
                 return _destructive(f"{via} closes a dialog form", _word(label, commit)

@@ -65,7 +65,8 @@ class SidePanelApprover:
         return await self.confirm(ConfirmRequest(
             run_id=request.run_id, approval_id=request.approval_id, nonce=request.nonce, kind="action",
             tab_id=request.tab_id, action_text=request.action_text, url=request.url, element_label=request.element,
-            element=request.element_ref, reasons=list(request.reasons), timeout_s=self.config.timeout_seconds))
+            element=request.element_ref, reasons=list(request.reasons), timeout_s=self.config.timeout_seconds,
+            sends=[r.allowed() for r in request.sends]))
 
     async def confirm(self, message: ConfirmRequest) -> Decision:
         """Shows `message` as a card and waits up to its `timeout_s` for the user."""

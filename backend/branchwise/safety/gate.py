@@ -3,8 +3,10 @@
 While a run works in a tab, the extension holds the tab's POST, PUT, PATCH and DELETE requests (CDP Fetch) and reports
 each as `request_held`. The gate asks the run's approver ("the page tried to send POST to …"), writes the question and
 the outcome to the run's audit log, and answers `release_request`: the request goes out exactly once, or fails and
-the server receives nothing. An approved action runs with an allowance instead (`act {allow_mutations}`), and the
-requests it sends come back as `request_sent`. The classifier's misses are caught here, before they reach a server.
+the server receives nothing. An approved action runs with an allowance (`act {allow}`) naming exactly what the user
+approved, the request its form submits (method and URL): that one goes out once and comes back as `request_sent`;
+anything else the action makes the page send is held and asked about like any other request ("the approved action
+`click [13]` also tried to send it"). The classifier's misses are caught here, before they reach a server.
 
 Each action the environment runs is a window (BrowserEnv.watch): the requests seen in it, let through or failed, are
 handed back with the action's result for the post-execution check (safety/postcheck.py). A window ends only once
@@ -16,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agent.watch import ActionWatch, GatedOutcome, GatedRequest, WatchedEnv
+from ..agent.watch import ActionWatch, ExpectedRequest, GatedOutcome, GatedRequest, WatchedEnv
 from ..browser import BrowserDisconnected
 from ..link import BrowserEvent, ExtensionError, LinkClosed
 from ..protocol import ConfirmRequest, RequestHeld, RequestSent, TabEvent
@@ -72,6 +74,8 @@ class GateRun:
 @dataclass
 class _Window:
     action_text: str
+    # None: nobody approved the action; else the user did, and these are what its approval lets through.
+    approved: tuple[ExpectedRequest, ...] | None = None
     requests: list[GatedRequest] = field(default_factory=list)
     pending: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -105,10 +109,11 @@ class GateSession:
         self.gate.tab_sessions[tab_id] = self
 
     @contextlib.asynccontextmanager
-    async def acting(self, env: WatchedEnv, action_text: str) -> AsyncIterator[list[GatedRequest]]:
+    async def acting(self, env: WatchedEnv, action_text: str, approved: Sequence[ExpectedRequest] | None = None,
+                     ) -> AsyncIterator[list[GatedRequest]]:
         # The working tab may have moved (tab_focus, close_tab); an action never runs in a tab that cannot be gated.
         await self.adopt(env.tab_id)
-        window = _Window(action_text)
+        window = _Window(action_text, tuple(approved) if approved is not None else None)
         self.window = window
         try:
             yield window.requests
@@ -201,16 +206,17 @@ class NetworkGate:
                 task.add_done_callback(tasks.discard)
                 if window is not None:
                     window.pending.add(task)
-            case RequestSent(hold_id=None):
+            case RequestSent(hold_id=None) | RequestSent(redirected_from=str()):
+                # A released request itself is recorded where it was decided (_decide_once); the rest is seen here.
                 session = self._session_for(event.tab_id)
                 if session is not None:
                     window = session.window
                     if window is not None:
-                        window.requests.append(GatedRequest(event.method, event.url, "allowed"))
+                        outcome: GatedOutcome = "released" if event.hold_id is not None else "allowed"
+                        window.requests.append(GatedRequest(event.method, event.url, outcome))
                     self._spawn(session, self._audit(session, "request_seen", event.method, event.url,
                                                      action_text=window.action_text if window else "",
-                                                     note="let through: an approved action running, or a request "
-                                                          "released before that it redirects, covers it"))
+                                                     note=_sent_note(event)))
             case TabEvent(event="created", opener_tab_id=opener) if opener is not None:
                 session = self.tab_sessions.get(opener)
                 if session is not None and not session.closed:
@@ -266,11 +272,10 @@ class NetworkGate:
                           action_text=window.action_text if window else "", approval_id=request.approval_id)
 
     def _question(self, run: GateRun, window: _Window | None, held: RequestHeld) -> ApprovalRequest:
-        when = f"while `{window.action_text}` ran" if window is not None else "while no action was running"
         return ApprovalRequest(
             run_id=run.run_id, action_text=f"the page tried to send {held.method} to {held.url}",
-            url=held.initiator_url or "", element="", tab_id=held.tab_id,
-            reasons=(f"the page sent it {when}", NO_APPROVAL))
+            url=held.initiator_url or "", element="", kind="request", tab_id=held.tab_id,
+            reasons=(_when(window), NO_APPROVAL))
 
     async def _ask(self, approver: Approver, request: ApprovalRequest, held: RequestHeld) -> Decision:
         # The time waiting for an earlier question counts: the extension's hold timeout must not pass first.
@@ -322,6 +327,27 @@ class NetworkGate:
         record = AuditRecord(run_id=session.run.run_id, kind=kind, request_method=method, request_url=request_url,
                              **fields)  # type: ignore[arg-type]
         await session.run.writer.audit(record)
+
+
+def _when(window: _Window | None) -> str:
+    """Why a held request is asked about: when the page sent it, and what an approval running then covered."""
+    if window is None:
+        return "the page sent it while no action was running"
+    if window.approved is None:
+        return f"the page sent it while `{window.action_text}` ran"
+    if window.approved:
+        covered = " and ".join(r.describe() for r in window.approved)
+        return f"the approved action `{window.action_text}` also tried to send it; the approval covers only {covered}"
+    return (f"the approved action `{window.action_text}` tried to send it; what that action sends could not be known "
+            "before it ran, so each request it makes is asked about")
+
+
+def _sent_note(event: RequestSent) -> str:
+    if event.redirected_from is not None:
+        return f"let through: a redirect of {event.redirected_from}, which was let through"
+    if event.allowed is not None:
+        return f"let through once: the approval of the action covers {event.allowed.method} {event.allowed.url}"
+    return "let through by the extension (it names no approval)"
 
 
 def gate_run(gate: NetworkGate | None, env: WatchedEnvSlot,

@@ -148,7 +148,8 @@ class _Run:
             self.queue.append(FrontierItem(
                 node_id=node.id, action=candidate.action, action_text=candidate.action_text,
                 action_class=classification.action_class, reward=reward, thought=candidate.thought,
-                locator=locator, reasons=classification.reasons, seq=self.seq, progress=score.item_scores,
+                locator=locator, reasons=classification.reasons, sends=classification.sends, seq=self.seq,
+                progress=score.item_scores,
             ))
             await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
             await ctx.trace.scored(node.id, "reward", reward, score.method, list(score.item_scores))
@@ -200,13 +201,15 @@ class _Run:
 
     async def approved(self, node: Node, item: FrontierItem) -> bool:
         decision = await ask_approval(self.ctx, node, item.action, item.action_text,
-                                      Classification(item.action_class, item.reasons))
+                                      Classification(item.action_class, item.reasons, item.sends))
         return decision.approved
 
     async def execute(self, node: Node, item: FrontierItem, action: Action) -> Node:
         ctx = self.ctx
-        # A destructive item gets here only once the user approved it: its requests may pass the network gate.
-        outcome = await ctx.env.execute(action, allow_mutations=item.action_class is ActionClass.DESTRUCTIVE)
+        # A destructive item gets here only once the user approved it: what the approval named may pass the network
+        # gate, once; anything else it sends is held and asked about.
+        approved = item.sends if item.action_class is ActionClass.DESTRUCTIVE else None
+        outcome = await ctx.env.execute(action, allow=approved)
         check = post_check(item.action_class, outcome.requests)
         await ctx.trace.post_checked(node.id, item.action_text, check)
         view = await ctx.env.observe()

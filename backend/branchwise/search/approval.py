@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
 from ..actions import Action
+from ..agent.watch import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementRef, new_id
 from .classes import Classification
@@ -28,6 +29,11 @@ class ApprovalRequest:
     url: str
     element: str
     reasons: tuple[str, ...]
+    # A flagged action before it runs, or a mutating request the network gate holds.
+    kind: Literal["action", "request"] = "action"
+    # What approving the action lets through the network gate, once each (what its form submits); empty when that
+    # cannot be known before it runs (each request it makes is asked about then), and for a held request.
+    sends: tuple[ExpectedRequest, ...] = ()
     # Where it shows (the working tab, the element in the page it shows now, to highlight) and the binding of this one
     # question, made when it is asked so the audit log has it before any answer. Not part of equality: two asks about
     # the same action on the same page are the same question.
@@ -35,6 +41,15 @@ class ApprovalRequest:
     element_ref: ElementRef | None = field(default=None, compare=False)
     approval_id: str = field(default_factory=new_id, compare=False)
     nonce: str = field(default_factory=new_nonce, compare=False)
+
+
+def covers(sends: tuple[ExpectedRequest, ...]) -> str:
+    """What an approval of an action lets through the network gate, as the user is told."""
+    if not sends:
+        return ("what it sends is not known before it runs: each POST, PUT, PATCH or DELETE it makes is asked about "
+                "before it goes out")
+    listed = " and ".join(f"one {r.describe()}" for r in sends)
+    return f"approving lets {listed} through; anything else it sends is asked about"
 
 
 def element_label(action: Action, page: PageView | None) -> str:
@@ -62,7 +77,7 @@ def approval_request(run_id: str, action: Action, action_text: str, url: str, pa
     """What the user is asked about an action proposed on `page` (at `url`): its target and why it was flagged.
     `shown` is the page tab `tab_id` shows now, when that is `page`: its element gets highlighted."""
     return ApprovalRequest(run_id=run_id, action_text=action_text, url=url, element=element_label(action, page),
-                           reasons=classification.reasons, tab_id=tab_id,
+                           reasons=classification.reasons, sends=classification.sends, tab_id=tab_id,
                            element_ref=live_element_ref(action, page, shown))
 
 
@@ -112,6 +127,7 @@ class TerminalApprover:
             f"\nBranchwise wants to run a possibly destructive action:\n  {request.action_text}"
             f"{'  on ' + request.element if request.element else ''}\n  page: {request.url}\n"
             + "".join(f"  why flagged: {reason}\n" for reason in request.reasons)
+            + (f"  {covers(request.sends)}\n" if request.kind == "action" else "")
             + "Allow it once? [y/N] "
         )
         self.out.flush()

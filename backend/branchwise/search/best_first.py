@@ -183,8 +183,8 @@ class BestFirstSearch:
             node.text, node.page, node.title, node.tabs = parent.text, parent.page, parent.title, parent.tabs
             node.status, node.answer = "terminal", node.action.answer
             return _Materialized(True)
+        classification = notes.classifications.get(node.id, Classification(ActionClass.DESTRUCTIVE))
         if node.action_class is ActionClass.DESTRUCTIVE:
-            classification = notes.classifications.get(node.id, Classification(ActionClass.DESTRUCTIVE))
             decision = await ask_approval(ctx, parent, node.action, node.action_text, classification)
             if not decision.approved:
                 node.status = "dead"
@@ -208,9 +208,10 @@ class BestFirstSearch:
             node.status = "dead"
             await ctx.trace.node(node)
             return _Materialized(False)
-        # A destructive node gets here only once the user approved it: its requests may pass the network gate.
-        destructive = node.action_class is ActionClass.DESTRUCTIVE
-        outcome = await ctx.env.execute(action, allow_mutations=destructive)
+        # A destructive node gets here only once the user approved it: what the approval named may pass the network
+        # gate, once; anything else it sends is held and asked about.
+        approved = classification.sends if node.action_class is ActionClass.DESTRUCTIVE else None
+        outcome = await ctx.env.execute(action, allow=approved)
         check = post_check(node.action_class or ActionClass.SAFE, outcome.requests)
         await ctx.trace.post_checked(parent.id, node.action_text, check)
         node.action_class = check.effective_class

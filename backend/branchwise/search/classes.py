@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Protocol
 
 from ..actions import Action
+from ..agent.watch import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementFacts
 
@@ -39,6 +40,10 @@ class ActionClass(str, Enum):
 class Classification:
     action_class: ActionClass
     reasons: tuple[str, ...] = ()
+    # What the action will send, when the DOM says so (a POST form's submission): all that approving it lets through
+    # the network gate. Empty when that cannot be known (a script's button, no DOM facts): then every mutating request
+    # the approved action makes is held and asked about.
+    sends: tuple[ExpectedRequest, ...] = ()
 
 
 class ActionClassifier(Protocol):

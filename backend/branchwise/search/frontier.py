@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..actions import Action
+from ..agent.watch import ExpectedRequest
 from ..observation.locator import Locator
 from .classes import ActionClass
 
@@ -34,6 +35,8 @@ class FrontierItem:
     # The element the action targets, located on the node's page; None for untargeted actions.
     locator: Locator | None = None
     reasons: tuple[str, ...] = ()
+    # What the classifier knows the action sends: all its approval lets through the network gate.
+    sends: tuple[ExpectedRequest, ...] = ()
     # The reward model's score per checklist item, shown to it again when judging the next step.
     progress: tuple[float, ...] = ()
     # Insertion order: ties on reward go to the older item, so selection is deterministic.

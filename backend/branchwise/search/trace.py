@@ -22,7 +22,7 @@ from ..store import (
     RunWriter,
     ValueRecord,
 )
-from .approval import ApprovalRequest, Decision, element_label
+from .approval import ApprovalRequest, Decision, covers, element_label
 from .backtrack import BacktrackResult
 from .classes import Classification
 from .frontier import FrontierItem
@@ -93,7 +93,9 @@ class SearchTrace:
             await self.writer.audit(AuditRecord(
                 run_id=self.run_id, kind="asked", node_id=node_id, action_text=request.action_text,
                 action_class=classification.action_class.value, reasons=list(request.reasons), url=request.url,
-                element=request.element, approval_id=request.approval_id, nonce=request.nonce))
+                element=request.element, approval_id=request.approval_id, nonce=request.nonce,
+                note=covers(request.sends), request_method=request.sends[0].method if request.sends else "",
+                request_url=request.sends[0].url if request.sends else ""))
 
     async def decided(self, node_id: int, request: ApprovalRequest, classification: Classification,
                       decision: Decision) -> None:

@@ -1,0 +1,30 @@
+// The allowance of an approved action (`act {allow}`): each entry names one mutating request the user approved with
+// the action (its method and URL) and lets one matching request through, then it is used up. A URL matches with the
+// same scheme, host, port, path and query; the fragment is ignored (it never reaches the server). Pure: no Chrome API,
+// so it can be tested on its own.
+
+export function sameAddress(a, b) {
+  let x;
+  let y;
+  try {
+    x = new URL(a);
+    y = new URL(b);
+  } catch {
+    return false;
+  }
+  // `host` leaves out a scheme's default port, so http://shop:80/ and http://shop/ match, as on the wire.
+  return x.protocol === y.protocol && x.host === y.host && x.pathname === y.pathname && x.search === y.search;
+}
+
+export function allowanceOf(entries) {
+  return (entries || []).map((e) => ({ method: String(e.method).toUpperCase(), url: String(e.url), used: false }));
+}
+
+// Uses up the first unused entry the request matches; returns it as the wire names it ({method, url}), or null.
+export function takeEntry(allowance, method, url) {
+  const wanted = method.toUpperCase();
+  const entry = allowance.find((e) => !e.used && e.method === wanted && sameAddress(e.url, url));
+  if (!entry) return null;
+  entry.used = true;
+  return { method: entry.method, url: entry.url };
+}

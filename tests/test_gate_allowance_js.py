@@ -1,0 +1,68 @@
+"""The extension's allowance matcher (extension/lib/allowance.js), run in Node: an approved action's entry lets one
+request with its method and address through (scheme, host, port, path and query; not the fragment), then is used up."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+MODULE = Path(__file__).resolve().parents[1] / "extension" / "lib" / "allowance.js"
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the extension's module")
+
+# The module has no imports, so Node loads it as is from a data: URL (no package.json needed).
+RUNNER = """
+const source = require("fs").readFileSync(process.argv[1], "utf8");
+import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
+  const steps = JSON.parse(process.argv[2]);
+  const allowance = m.allowanceOf(steps.allow);
+  const taken = steps.requests.map(([method, url]) => m.takeEntry(allowance, method, url));
+  const same = steps.pairs.map(([a, b]) => m.sameAddress(a, b));
+  process.stdout.write(JSON.stringify({ taken, same }));
+});
+"""
+
+
+def run(allow: list[dict[str, str]], requests: list[tuple[str, str]],
+        pairs: list[tuple[str, str]] | None = None) -> dict[str, list[object]]:
+    assert NODE is not None
+    steps = json.dumps({"allow": allow, "requests": requests, "pairs": pairs or []})
+    done = subprocess.run([NODE, "-e", RUNNER, str(MODULE), steps], capture_output=True, text=True, timeout=30,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+SUBSCRIBE = "http://127.0.0.1:8800/subscribe"
+
+
+def test_an_entry_lets_one_matching_request_through_then_is_used_up() -> None:
+    taken = run([{"method": "POST", "url": SUBSCRIBE}],
+                [("POST", "http://127.0.0.1:8800/buy"), ("GET", SUBSCRIBE), ("post", SUBSCRIBE), ("POST", SUBSCRIBE)])
+    # The piggyback /buy and a GET are not it; the first POST to /subscribe uses the entry, a second finds none.
+    assert taken["taken"] == [None, None, {"method": "POST", "url": SUBSCRIBE}, None]
+
+
+def test_two_entries_for_one_address_let_two_through() -> None:
+    entry = {"method": "POST", "url": SUBSCRIBE}
+    assert run([entry, entry], [("POST", SUBSCRIBE)] * 3)["taken"] == [entry, entry, None]
+
+
+def test_an_address_matches_on_scheme_host_port_path_and_query_not_the_fragment() -> None:
+    same = run([], [], [
+        (SUBSCRIBE, SUBSCRIBE + "#done"),
+        ("http://Shop.Example:80/a?x=1", "http://shop.example/a?x=1"),
+        ("http://shop.example/a b", "http://shop.example/a%20b"),
+        (SUBSCRIBE, "https://127.0.0.1:8800/subscribe"),
+        (SUBSCRIBE, "http://127.0.0.1:8801/subscribe"),
+        (SUBSCRIBE, "http://localhost:8800/subscribe"),
+        (SUBSCRIBE, SUBSCRIBE + "/"),
+        (SUBSCRIBE, SUBSCRIBE + "?list=all"),
+        ("http://shop.example/a?x=1", "http://shop.example/a?x=2"),
+        ("not a url", "not a url"),
+    ])["same"]
+    assert same == [True, True, True, False, False, False, False, False, False, False]
