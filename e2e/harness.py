@@ -8,12 +8,14 @@ import contextlib
 import functools
 import http.server
 import threading
-from collections.abc import Coroutine, Iterator
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 
 from branchwise.config import ServerConfig
 from branchwise.launcher import ChromiumConfig
@@ -83,3 +85,16 @@ def static_site(root: Path) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 10, what: str = "condition") -> Any:
+    """Poll until `condition()` is truthy and return its value. A script run while a page navigates, or a lookup that
+    finds nothing yet, counts as not yet."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with contextlib.suppress(WebDriverException, AssertionError, StopIteration):
+            value = condition()
+            if value:
+                return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -6,13 +6,11 @@ is the judge."""
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from harness import Stack
+from harness import Stack, wait_for
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv, ExecResult
@@ -53,14 +51,6 @@ def store(tmp_path: Path) -> Iterator[RunStore]:
         s.start_run(RunRecord(run_id="r1", task="allowance test"))
         yield s
 
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10, what: str = "condition") -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextlib.contextmanager

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from harness import Stack
-from selenium.common.exceptions import WebDriverException
+from harness import Stack, wait_for
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -120,15 +119,6 @@ def switch_to(driver: WebDriver, url_end: str) -> str:
         time.sleep(0.1)
     raise AssertionError(f"no tab shows {url_end}")
 
-
-def wait_for(condition: Any, timeout: float = 10, what: str = "condition") -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with contextlib.suppress(WebDriverException):  # e.g. a script run while the page navigates
-            if condition():
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextlib.contextmanager

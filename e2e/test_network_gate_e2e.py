@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack
-from selenium.common.exceptions import WebDriverException
+from harness import Stack, wait_for
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
@@ -157,16 +156,6 @@ def in_tab(stack: Stack, url_part: str, script: str) -> Any:
             return driver.execute_script(script)
     raise AssertionError(f"no tab shows {url_part}")
 
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10, what: str = "condition") -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with contextlib.suppress(WebDriverException, AssertionError, StopIteration):
-            value = condition()
-            if value:
-                return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextlib.contextmanager
