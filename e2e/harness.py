@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from branchwise.config import ServerConfig
 from branchwise.launcher import ChromiumConfig
@@ -98,3 +100,15 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10, what: str = "con
                 return value
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def click_card(driver: WebDriver, button: str) -> None:
+    """A real click on the side panel's confirmation card (`approve` or `deny`); a button replaced by a redraw just
+    before it is clicked again (a stale one was not clicked)."""
+    for _ in range(5):
+        try:
+            driver.find_element(By.CSS_SELECTOR, f"#confirm-card button.{button}").click()
+            return
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"could not click {button}")

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack
-from selenium.common.exceptions import StaleElementReferenceException
+from harness import Stack, click_card
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -122,16 +121,6 @@ def open_panel(driver: WebDriver) -> None:
         lambda d: d.find_element(By.ID, "status").text == "Connected to the backend")
 
 
-def answer_card(driver: WebDriver, button: str) -> None:
-    for _ in range(5):  # a button replaced by a redraw just before the click is clicked again
-        try:
-            driver.find_element(By.CSS_SELECTOR, f"#confirm-card button.{button}").click()
-            return
-        except StaleElementReferenceException:
-            continue
-    raise AssertionError(f"could not click {button}")
-
-
 @pytest.mark.parametrize(("key", "answer"), [
     ("delete-link", "approve"), ("continue-buys", "deny"), ("continue-buys", None), ("ok-subscribes", "deny"),
     ("injection", "deny"), ("injection", "approve"), ("next-posts-on-load", "approve"), ("next-posts-on-load", None),
@@ -149,12 +138,12 @@ def test_the_side_panel_card_says_why_and_its_answer_decides(
         card = WebDriverWait(driver, 30).until(lambda d: d.execute_script(CARD_JS))
         followup = None
         if answer is not None:
-            answer_card(driver, answer)
+            click_card(driver, answer)
         if answer == "approve" and scenario.caught_by("action_aware", "approve") == "classifier+gate":
             # The approved click's own request, which no DOM fact named: a second card, for that request.
             followup = WebDriverWait(driver, 30).until(
                 lambda d: (c := d.execute_script(CARD_JS)) and c["id"] != card["id"] and c["kind"] == "request" and c)
-            answer_card(driver, "approve")
+            click_card(driver, "approve")
         outcome = running.result(60)
     finally:
         approver.close()

@@ -30,12 +30,16 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Allowance {who
 <form method="post" action="/subscribe?who={who}"><input type="hidden" name="list" value="b">
   <button onclick="fetch('/subscribe?who={who}', {{method: 'POST', body: 'again', keepalive: true}});
     fetch('/subscribe?who={who}&list=c', {{method: 'POST', body: 'other', keepalive: true}})">Subscribe twice</button>
-</form></body></html>"""
+</form>
+<form method="post" action="/away?who={who}"><input type="hidden" name="list" value="d">
+  <button>Subscribe elsewhere</button></form></body></html>"""
 
 
 def respond(request: Recorded, port: int) -> Reply | None:
     if request.route == "/moved":  # sent on with method and body kept
         return Reply(status=307, headers=(("Location", f"/subscribed?who={request.who}"),))
+    if request.route == "/away":  # sent on to another origin (another host name for this server)
+        return Reply(status=307, headers=(("Location", f"http://localhost:{port}/subscribed?who={request.who}"),))
     return Reply(PAGE.format(who=request.who)) if request.route == "/page" else None
 
 
@@ -114,3 +118,15 @@ def test_the_allowance_is_used_up_and_a_different_query_is_asked_about(
             f"]` also tried to send it; the approval covers only POST to {server.base_url}/subscribe?who=twice"), why
     held = sorted(r.request_url for r in store.audit_log("r1") if r.kind == "request_held")
     assert held == [f"{server.base_url}/subscribe?who=twice", f"{server.base_url}/subscribe?who=twice&list=c"]
+
+
+def test_a_redirect_of_the_approved_post_to_another_origin_is_asked_about(
+        stack: Stack, server: RecordingServer, store: RunStore) -> None:
+    with approved_click(stack, server, store, "away", "Subscribe elsewhere") as (sends, click, approver):
+        assert sends == (ExpectedRequest("POST", f"{server.base_url}/away?who=away"),)
+        result = click()
+    # The approval named /away on this origin; the 307 to another one was held, asked about and denied.
+    assert server.mutating("away") == [("POST", "/away?who=away")]
+    assert [r.outcome for r in result.requests] == ["allowed", "failed"]
+    assert len(approver.requests) == 1
+    assert approver.requests[0].action_text.endswith(f"localhost:{server.port}/subscribed?who=away")

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack
-from selenium.common.exceptions import StaleElementReferenceException
+from harness import Stack, click_card
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -178,17 +177,6 @@ def the_card(driver: WebDriver, url: str) -> Card:
     return Card(card["approval_id"], card["run_id"])
 
 
-def click(driver: WebDriver, button: str) -> None:
-    """A real click; a button replaced by a redraw just before it is clicked again (a stale one was not clicked)."""
-    for _ in range(5):
-        try:
-            driver.find_element(By.CSS_SELECTOR, f"#confirm-card button.{button}").click()
-            return
-        except StaleElementReferenceException:
-            continue
-    raise AssertionError(f"could not click {button}")
-
-
 def cart_rows(db_path: Path) -> list[tuple[int, int]]:
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
         return [tuple(row) for row in conn.execute("SELECT product_id, quantity FROM cart_lines")]
@@ -216,7 +204,7 @@ def test_approve_on_the_card_adds_the_book_to_the_cart_exactly_once(
     driver = started.driver
     card = the_card(driver, started.url)
     assert cart_rows(shop.config.db_path) == [], "nothing runs before the user answers"
-    click(driver, "approve")
+    click_card(driver, "approve")
 
     run = run_ends(driver, card, "finished")
     assert f"Added {CART_PRODUCT} to your cart." in run["answer"]
@@ -236,7 +224,7 @@ def test_deny_on_the_card_leaves_the_shop_unchanged_and_the_run_log_says_why(
     driver = started.driver
     card = the_card(driver, started.url)
     highlighted = shop_tab_shot(started)
-    click(driver, "deny")
+    click_card(driver, "deny")
 
     run = run_ends(driver, card, "failed")
     plain = shop_tab_shot(started)
@@ -297,7 +285,7 @@ def test_a_question_asked_while_the_panel_is_closed_waits_behind_the_badge(stack
         assert text_of(driver, "#confirm-card .confirm-request") == "POST http://shop.test/order"
         assert text_of(driver, "#confirm-card h2") == "Let this request through?"
         WebDriverWait(driver, 5).until(lambda d: badge(d) == "", "the panel shows it: the badge is cleared")
-        click(driver, "approve")
+        click_card(driver, "approve")
         decision = asked.result(10)
         assert (decision.approved, decision.by) == (True, "user (side panel)")
         WebDriverWait(driver, 5).until(lambda d: d.execute_script(CARD_JS) is None)

@@ -23,15 +23,17 @@ import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
   const allowance = m.allowanceOf(steps.allow);
   const taken = steps.requests.map(([method, url]) => m.takeEntry(allowance, method, url));
   const same = steps.pairs.map(([a, b]) => m.sameAddress(a, b));
-  process.stdout.write(JSON.stringify({ taken, same }));
+  const origin = steps.origins.map(([a, b]) => m.sameOrigin(a, b));
+  process.stdout.write(JSON.stringify({ taken, same, origin }));
 });
 """
 
 
 def run(allow: list[dict[str, str]], requests: list[tuple[str, str]],
-        pairs: list[tuple[str, str]] | None = None) -> dict[str, list[object]]:
+        pairs: list[tuple[str, str]] | None = None, origins: list[tuple[str, str]] | None = None,
+        ) -> dict[str, list[object]]:
     assert NODE is not None
-    steps = json.dumps({"allow": allow, "requests": requests, "pairs": pairs or []})
+    steps = json.dumps({"allow": allow, "requests": requests, "pairs": pairs or [], "origins": origins or []})
     done = subprocess.run([NODE, "-e", RUNNER, str(MODULE), steps], capture_output=True, text=True, timeout=30,
                           check=True)
     return json.loads(done.stdout)
@@ -66,3 +68,15 @@ def test_an_address_matches_on_scheme_host_port_path_and_query_not_the_fragment(
         ("not a url", "not a url"),
     ])["same"]
     assert same == [True, True, True, False, False, False, False, False, False, False]
+
+
+def test_a_redirect_is_followed_unasked_only_within_its_origin() -> None:
+    origin = run([], [], origins=[
+        (SUBSCRIBE, "http://127.0.0.1:8800/subscribed?x=1"),
+        ("http://Shop.Example:80/a", "http://shop.example/b"),
+        (SUBSCRIBE, "http://localhost:8800/subscribed"),
+        (SUBSCRIBE, "https://127.0.0.1:8800/subscribed"),
+        (SUBSCRIBE, "http://127.0.0.1:8801/subscribed"),
+        ("not a url", "not a url"),
+    ])["origin"]
+    assert origin == [True, True, False, False, False, False]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +22,7 @@ from branchwise.config import ServerConfig
 from branchwise.link import ExtensionError, ExtensionHub
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.protocol import ActResult, BrowserCmd, Observation, TabInfo
-from branchwise.safety.sites import SitePattern, SitePatternError, SiteRefused, SiteRules
+from branchwise.safety.sites import SitePattern, SitePatternError, SiteRefused, SiteRules, host_of
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.urlcheck import UrlProbe
 from branchwise.search.validate import ActionSpace, validate_action
@@ -79,6 +82,25 @@ def test_empty_lists_allow_everything_and_hostless_addresses_are_no_site() -> No
     only = SiteRules.parse(allow=["shop.example"])
     assert only.refusal("about:blank") is None
     assert only.refusal("blob:https://evil.example/1f0c") is not None  # a blob belongs to the site that made it
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("https://blocked.example\\@allowed.example/", "blocked.example"),  # a backslash ends the host, as in Chrome
+    ("https://blocked%2Eexample/", "blocked.example"),  # the browser decodes the host
+    ("https://straße.example/", "xn--strae-oqa.example"),  # UTS 46 as Chrome writes it, not IDNA 2003's strasse
+    ("HTTPS://Shop.Example.:8443/a", "shop.example"),
+])
+def test_the_host_is_read_as_the_browser_reads_it(url: str, host: str) -> None:
+    # The expected hosts are what `new URL(url).hostname` gives in Chrome and Node (extension/lib/sites.js).
+    assert host_of(url) == host
+
+
+def test_a_block_list_holds_against_addresses_the_browser_reads_differently_from_urlsplit() -> None:
+    rules = SiteRules.parse(allow=["allowed.example"], block=["blocked.example", "straße.example"])
+    assert "block list" in (rules.refusal("https://blocked.example\\@allowed.example/") or "")
+    assert "block list" in (rules.refusal("https://xn--strae-oqa.example/") or "")
+    # A host that has no punycode form is refused, not an error.
+    assert "not a valid host name" in (rules.refusal("https://\u2615.example/") or "")
 
 
 def test_comments_blank_lines_and_duplicates() -> None:
@@ -301,3 +323,33 @@ def test_the_terminal_shows_the_refusal() -> None:
     asyncio.run(refused_run("t", "bank.example is on the backend's block list (bank.example)",
                             Reporters(TerminalReporter(out))))
     assert "Run failed: stopped before the start page was opened: bank.example" in out.getvalue()
+
+
+NODE = shutil.which("node")
+SITES_JS = Path(__file__).resolve().parents[1] / "extension" / "lib" / "sites.js"
+PARITY_JS = """
+import(require("url").pathToFileURL(process.argv[1]).href).then((m) => {
+  const [patterns, urls] = JSON.parse(process.argv[2]);
+  const parsed = patterns.map((t) => { try { return m.patternText(m.parsePattern(t)); } catch { return null; } });
+  process.stdout.write(JSON.stringify([parsed, urls.map((u) => m.hostOf(u))]));
+});
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="needs Node.js to run the extension's module")
+def test_the_extension_reads_patterns_and_hosts_as_the_backend_does() -> None:
+    patterns = ["Shop.Example", "*.Straße.example", "https://BÜcher.example:8080/x", "blocked%2Eexample",
+                "localhost:8080", "*.Bank.Example.", "127.0.0.1", "shop example", "*"]
+    urls = ["https://blocked.example\\@allowed.example/", "https://blocked%2Eexample/", "https://straße.example/",
+            "blob:https://a.example/u", "HTTPS://Shop.Example.:8443/a", "about:blank"]
+    assert NODE is not None
+    done = subprocess.run([NODE, "-e", PARITY_JS, str(SITES_JS), json.dumps([patterns, urls])], capture_output=True,
+                          text=True, timeout=30, check=True)
+
+    def python_pattern(text: str) -> str | None:
+        try:
+            return str(SitePattern.parse(text))
+        except SitePatternError:
+            return None
+
+    assert json.loads(done.stdout) == [[python_pattern(t) for t in patterns], [host_of(u) for u in urls]]

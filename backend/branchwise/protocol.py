@@ -497,8 +497,8 @@ class RequestHeld(Envelope):
 
 class RequestSent(Envelope):
     """A gated tab's mutating request went to the network: released (`hold_id`), covered by an entry of an approved
-    action's allowance (`allowed`), or a 307/308 redirect of a request let through either way (`redirected_from`, with
-    the original's `hold_id` or `allowed`)."""
+    action's allowance (`allowed`), or a same-origin 307/308 redirect of a request let through either way
+    (`redirected_from`, with the original's `hold_id` or `allowed`); a redirect to another origin is held instead."""
 
     type: Literal["request_sent"] = "request_sent"
     tab_id: int

@@ -16,6 +16,15 @@ export function sameAddress(a, b) {
   return x.protocol === y.protocol && x.host === y.host && x.pathname === y.pathname && x.search === y.search;
 }
 
+// Same scheme, host and port: a 307/308 of a let-through request is followed without a question only within its origin.
+export function sameOrigin(a, b) {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
 export function allowanceOf(entries) {
   return (entries || []).map((e) => ({ method: String(e.method).toUpperCase(), url: String(e.url), used: false }));
 }

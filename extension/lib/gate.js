@@ -4,7 +4,9 @@
 // allowance naming what the user approved (`act {allow: [{method, url}]}`, allowance.js): while that command runs,
 // each entry lets one matching request through and is used up; every other mutating request of the tab is held as
 // usual, so a second POST the approved click makes is asked about. A 307/308 redirect of a request let through
-// follows it without a second question.
+// follows it without a second question when it stays on the same origin; one to another origin is held and asked
+// about. A tab has one allowance at a time, the latest act command's: an older act the backend stopped waiting for
+// (timed out) cannot lend its allowance to the next action's requests.
 // - Fetch pauses the requests of the session it is enabled on only, so it is enabled on the tab and on every child
 //   target (out-of-process iframes, workers), which cdp.js starts paused until this is done.
 // - Every other request is continued at once; a hold nobody answers is failed after the gate's hold timeout (fail
@@ -16,7 +18,7 @@
 // - The backend does not gate guarded tabs (their mutating requests are blocked outright, guard.js), except to hand a
 //   committed speculative tab over: gate first, then lift the guard, so nothing slips out in between.
 import { childSessions, ensureAttached, onCdpEvent, onChildSession, send } from "./cdp.js";
-import { allowanceOf, takeEntry } from "./allowance.js";
+import { allowanceOf, sameOrigin, takeEntry } from "./allowance.js";
 import { CommandError, newId } from "./protocol.js";
 
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -38,7 +40,7 @@ const ALL_TYPES = [
 ];
 
 const gated = new Map(); // tabId -> hold timeout (ms)
-const allowances = new Map(); // tabId -> Set of the allowances of the approved act commands running now
+const allowances = new Map(); // tabId -> the allowance of the latest act command, while it runs
 const holds = new Map(); // holdId -> { tabId, sessionId, requestId, timer }
 // Request id of a mutating request that went out -> { url, attribution: {hold_id} or {allowed} }: its 307/308
 // redirects follow, reported with the same attribution.
@@ -154,26 +156,21 @@ export async function dropGate(tabId) {
 }
 
 // Runs `fn` (an act command) with the allowance of what the user approved with it (`act {allow}`), until it returns.
+// Every act replaces the tab's allowance, an empty one included: the backend sends the next act only once it stopped
+// waiting for the previous one, so an allowance still running then belongs to nobody.
 export async function withAllowance(tabId, allow, fn) {
-  if (!allow?.length) return fn();
   const allowance = allowanceOf(allow);
-  const running = allowances.get(tabId) || new Set();
-  allowances.set(tabId, running);
-  running.add(allowance);
+  allowances.set(tabId, allowance);
   try {
     return await fn();
   } finally {
-    running.delete(allowance);
-    if (!running.size) allowances.delete(tabId);
+    if (allowances.get(tabId) === allowance) allowances.delete(tabId);
   }
 }
 
 function takeAllowed(tabId, method, url) {
-  for (const allowance of allowances.get(tabId) || []) {
-    const entry = takeEntry(allowance, method, url);
-    if (entry) return entry;
-  }
-  return null;
+  const allowance = allowances.get(tabId);
+  return allowance ? takeEntry(allowance, method, url) : null;
 }
 
 export async function releaseHold(holdId, allow) {
@@ -225,9 +222,12 @@ async function paused(tabId, params, sessionId) {
     await send(tabId, "Fetch.continueRequest", { requestId }, sessionId).catch(() => {}); // dropped meanwhile: fine
     return;
   }
-  // A redirect keeps what let the original through; else an entry of a running approval, used up here even if the
-  // page drops the request before it goes (fail safe: a retry is asked about).
-  const redirected = letThrough.get(params.redirectedRequestId);
+  // A same-origin redirect keeps what let the original through (once: the record is taken); else an entry of the
+  // running approval, used up here even if the page drops the request before it goes (fail safe: a retry is asked
+  // about). A redirect to another origin names a server nobody approved: it is held like any other request.
+  const from = letThrough.get(params.redirectedRequestId);
+  if (from) letThrough.delete(params.redirectedRequestId);
+  const redirected = from && sameOrigin(from.url, request.url) ? from : null;
   const allowed = redirected ? null : takeAllowed(tabId, method, request.url);
   if (redirected || allowed) {
     try {

@@ -55,8 +55,3 @@ def is_sensitive_field(node: RawNode) -> bool:
         or _CARD_NAME.search(node.name)
         or (node.value and (_MASKED.match(node.value) or looks_like_card_number(node.value)))
     )
-
-
-def is_sensitive(node: RawNode) -> bool:
-    """True for a password or payment-card field with a value to hide. Only nodes with a value can leak one."""
-    return bool(node.value) and is_sensitive_field(node)

@@ -13,7 +13,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+import idna
 
 ALLOW_ENV = "BRANCHWISE_ALLOW_SITES"
 BLOCK_ENV = "BRANCHWISE_BLOCK_SITES"
@@ -26,19 +28,31 @@ class SitePatternError(ValueError):
     """A list entry that names no host; the message says which and why."""
 
 
+# Schemes whose addresses the browser parses as "special" (WHATWG URL): a backslash ends the host there as a slash does.
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+
+
 def _idna(host: str) -> str:
+    # UTS 46 without transitional mapping, as Chrome writes hosts: straße.example is xn--strae-oqa.example, not
+    # strasse.example (Python's own "idna" codec is IDNA 2003 and would name another host than the one visited).
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError as exc:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except idna.IDNAError as exc:
         raise SitePatternError(f"{host!r} is not a valid host name") from exc
 
 
 def host_of(url: str) -> str:
-    """The lower-case host of an address (punycode, no port, no trailing dot); "" when it has none."""
+    """The lower-case host of an address as the browser reads it (punycode, no port, no trailing dot); "" when it has
+    none. Raises SitePatternError for a host that cannot be written in punycode."""
     parts = urlsplit(url.strip())
-    if parts.scheme.casefold() == "blob":  # blob:https://site/uuid belongs to the site that made it
+    if parts.scheme.lower() == "blob":  # blob:https://site/uuid belongs to the site that made it
         parts = urlsplit(parts.path)
-    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme.lower() in _SPECIAL_SCHEMES:
+        # https://blocked.example\@allowed.example/ goes to blocked.example, whatever urlsplit makes of it.
+        parts = urlsplit(parts.geturl().replace("\\", "/"))
+    # The browser decodes a percent-encoded host (blocked%2Eexample is blocked.example). lower(), not casefold():
+    # casefold turns ß into ss, another host.
+    host = unquote(parts.hostname or "").lower().rstrip(".")
     if not host:
         return ""
     return host if host.isascii() else _idna(host)
@@ -51,17 +65,14 @@ class SitePattern:
 
     @classmethod
     def parse(cls, text: str) -> SitePattern:
-        raw = text.strip().casefold()
+        raw = text.strip().lower()
         subdomains = raw.startswith("*.")
         host = raw[2:] if subdomains else raw
-        if "/" in host or ":" in host:
-            # A pasted address: its host is what counts (a port is no part of a site).
-            host = host_of(host if "://" in host else f"http://{host}")
-        host = host.rstrip(".")
+        # Read as an address, as extension/lib/sites.js does: a pasted address counts as its host (a port is no part
+        # of a site), and the host is written as the browser writes it.
+        host = host_of(host if "://" in host else f"http://{host}")
         if not host:
             raise SitePatternError(f"{text.strip()!r} names no host (write shop.example or *.shop.example)")
-        if not host.isascii():
-            host = _idna(host)
         if not all(_LABEL.match(label) for label in host.split(".")):
             raise SitePatternError(f"{text.strip()!r} is not a host name (write shop.example or *.shop.example)")
         return cls(host, subdomains)
@@ -119,7 +130,10 @@ class SiteRules:
         the user alike)."""
         if self.empty:
             return None
-        host = host_of(url)
+        try:
+            host = host_of(url)
+        except SitePatternError:  # fail safe: a host nobody can name is on no allow list and may be on a block list
+            return f"the host of {url} is not a valid host name: Branchwise does not go there"
         if not host:
             return None
         blocked = next((p for p in self.block if p.matches(host)), None)
