@@ -19,7 +19,8 @@ from selenium.common.exceptions import StaleElementReferenceException, WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from branchwise.config import ServerConfig
+from branchwise.config import EXTENSION_ID, ServerConfig
+from branchwise.link import BrowserEvent
 from branchwise.launcher import ChromiumConfig
 from branchwise.selenium_attach import attach_selenium
 from branchwise.session import Session, open_session
@@ -112,3 +113,27 @@ def click_card(driver: WebDriver, button: str) -> None:
         except StaleElementReferenceException:
             continue
     raise AssertionError(f"could not click {button}")
+
+
+def in_extension(stack: Stack, script: str) -> Any:
+    """Run async JS with the extension's privileges (its options page), for facts only chrome.* APIs know."""
+    driver = stack.driver
+    driver.switch_to.window(driver.window_handles[0])  # the tab Selenium was on may be gone
+    driver.switch_to.new_window("tab")
+    driver.get(f"chrome-extension://{EXTENSION_ID}/options.html")
+    try:
+        return driver.execute_async_script(f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
+    finally:
+        driver.close()
+        driver.switch_to.window(driver.window_handles[0])
+
+
+@contextlib.contextmanager
+def recording(stack: Stack) -> Iterator[list[BrowserEvent]]:
+    """The browser's events (requests, tab events, dialogs, gate events) for as long as the block runs."""
+    events: list[BrowserEvent] = []
+    unsubscribe = stack.session.browser.on_event(events.append)
+    try:
+        yield events
+    finally:
+        unsubscribe()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack
+from harness import Stack, in_extension
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 from test_cli_e2e import base_env
@@ -56,19 +56,6 @@ def start_page(request: Recorded, port: int) -> Reply | None:
 def site() -> Iterator[RecordingServer]:
     with RecordingServer(start_page) as server:
         yield server
-
-
-def in_extension(stack: Stack, script: str) -> Any:
-    """Run async JS with the extension's privileges (its options page)."""
-    driver = stack.driver
-    driver.switch_to.window(driver.window_handles[0])
-    driver.switch_to.new_window("tab")
-    driver.get(OPTIONS)
-    try:
-        return driver.execute_async_script(f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
-    finally:
-        driver.close()
-        driver.switch_to.window(driver.window_handles[0])
 
 
 def set_site_lists(stack: Stack, allow: str = "", block: str = "") -> str:

@@ -7,15 +7,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from harness import Stack, wait_for
+from harness import Stack, in_extension, recording, wait_for
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from branchwise.config import EXTENSION_ID
-from branchwise.link import BrowserEvent, ExtensionError
+from branchwise.link import ExtensionError
 from branchwise.protocol import NetworkRequest
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply, who_of
 
@@ -85,20 +84,6 @@ def server() -> Iterator[RecordingServer]:
         yield rec
 
 
-def in_extension(stack: Stack, script: str) -> Any:
-    """Run async JS with the extension's privileges (its options page)."""
-    driver = stack.driver
-    driver.switch_to.window(driver.window_handles[0])  # the tab Selenium was on may be gone
-    driver.switch_to.new_window("tab")
-    driver.get(f"chrome-extension://{EXTENSION_ID}/options.html")
-    try:
-        return driver.execute_async_script(
-            f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
-    finally:
-        driver.close()
-        driver.switch_to.window(driver.window_handles[0])
-
-
 def session_rule_ids(stack: Stack) -> list[int]:
     return in_extension(stack, "async () => (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id)")
 
@@ -118,17 +103,6 @@ def switch_to(driver: WebDriver, url_end: str) -> str:
                 return handle
         time.sleep(0.1)
     raise AssertionError(f"no tab shows {url_end}")
-
-
-
-@contextlib.contextmanager
-def recording(stack: Stack) -> Iterator[list[BrowserEvent]]:
-    events: list[BrowserEvent] = []
-    unsubscribe = stack.session.browser.on_event(events.append)
-    try:
-        yield events
-    finally:
-        unsubscribe()
 
 
 def test_guarded_tab_sends_no_mutating_request_but_loads_pages(stack: Stack, server: RecordingServer) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack, wait_for
+from harness import Stack, recording, wait_for
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
@@ -155,17 +155,6 @@ def in_tab(stack: Stack, url_part: str, script: str) -> Any:
         if url_part in driver.current_url:
             return driver.execute_script(script)
     raise AssertionError(f"no tab shows {url_part}")
-
-
-
-@contextlib.contextmanager
-def recording(stack: Stack) -> Iterator[list[BrowserEvent]]:
-    events: list[BrowserEvent] = []
-    unsubscribe = stack.session.browser.on_event(events.append)
-    try:
-        yield events
-    finally:
-        unsubscribe()
 
 
 def held_of(events: list[BrowserEvent]) -> list[RequestHeld]:

@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
-from harness import Stack
+from harness import Stack, in_extension
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv
-from branchwise.config import EXTENSION_ID
 from branchwise.link import BrowserEvent, ExtensionError
 from branchwise.protocol import NetworkRequest
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.landmarks import NOVEL_WITHOUT_REVIEWS
 
 pytestmark = pytest.mark.e2e
-
-
-def in_extension(stack: Stack, script: str) -> Any:
-    """Run async JS with the extension's privileges (its options page), for facts only chrome.* APIs know."""
-    driver = stack.driver
-    driver.switch_to.new_window("tab")
-    driver.get(f"chrome-extension://{EXTENSION_ID}/options.html")
-    try:
-        return driver.execute_async_script(f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
-    finally:
-        driver.close()
-        driver.switch_to.window(driver.window_handles[0])
 
 
 def test_requests_of_handed_over_tabs_are_streamed(stack: Stack, shop: ShopServer) -> None:
