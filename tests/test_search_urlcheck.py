@@ -36,7 +36,7 @@ class FakeBrowser:
         return Observation(tab_id=tab_id, url=self.urls[tab_id], navigation=navigation, frames=[FrameTree(
             frame_id="F", url=self.urls[tab_id], nodes=[])])
 
-    async def close_tab(self, tab_id: int) -> None:
+    async def close_tab_quietly(self, tab_id: int) -> None:
         self.closed.append(tab_id)
 
 

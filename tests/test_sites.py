@@ -231,7 +231,7 @@ class RedirectingProbeBrowser(FakeBrowser):
 
     closed: list[int] = field(default_factory=list)
 
-    async def close_tab(self, tab_id: int) -> None:
+    async def close_tab_quietly(self, tab_id: int) -> None:
         self.closed.append(tab_id)
 
 

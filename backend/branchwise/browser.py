@@ -58,6 +58,10 @@ class BrowserDisconnected(RuntimeError):
     pass
 
 
+# Every way a browser command can fail that is the browser's or the link's doing, not the caller's.
+BROWSER_FAILURES = (BrowserDisconnected, ExtensionError, LinkClosed)
+
+
 class Browser:
     def __init__(self, hub: ExtensionHub, config: BrowserConfig | None = None) -> None:
         self.hub = hub
@@ -93,6 +97,13 @@ class Browser:
 
     async def close_tab(self, tab_id: int) -> None:
         await self._request(CloseTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=False)
+
+    async def close_tab_quietly(self, tab_id: int) -> None:
+        """Close a throw-away tab; one already gone, or a lost extension, is only logged (nothing depends on it)."""
+        try:
+            await self.close_tab(tab_id)
+        except BROWSER_FAILURES as exc:
+            log.info("could not close tab %d: %s", tab_id, exc)
 
     async def activate_tab(self, tab_id: int) -> None:
         await self._request(ActivateTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=True)

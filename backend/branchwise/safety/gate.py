@@ -25,8 +25,8 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..agent.watch import ActionWatch, ExpectedRequest, GatedOutcome, GatedRequest, WatchedEnv
-from ..browser import BrowserDisconnected
-from ..link import BrowserEvent, ExtensionError, LinkClosed
+from ..browser import BROWSER_FAILURES
+from ..link import BrowserEvent
 from ..protocol import ConfirmRequest, RequestHeld, RequestSent, TabEvent
 from ..search.approval import ApprovalRequest, Approver, Decision
 from ..store import AuditRecord, RunWriter
@@ -35,7 +35,6 @@ from .confirm import SidePanelApprover
 
 log = logging.getLogger(__name__)
 
-_BROWSER_FAILURES = (BrowserDisconnected, ExtensionError, LinkClosed)
 NO_APPROVAL = "no approval covers it"
 
 
@@ -126,7 +125,7 @@ class GateSession:
                 self.window = None
         try:
             await self.adopt(env.tab_id)  # e.g. new_tab: gate its page now, not only at the next action
-        except _BROWSER_FAILURES as exc:
+        except BROWSER_FAILURES as exc:
             log.warning("network gate: tab %d not gated yet (tried again before the next action): %s", env.tab_id,
                         exc)
 
@@ -143,7 +142,7 @@ class GateSession:
                 del self.gate.tab_sessions[tab_id]
             try:
                 await self.gate.browser.gate_tab(tab_id, False)
-            except _BROWSER_FAILURES as exc:
+            except BROWSER_FAILURES as exc:
                 log.info("could not lift the network gate of tab %d: %s", tab_id, exc)
         if self.writes:
             await asyncio.wait(set(self.writes))
@@ -315,7 +314,7 @@ class NetworkGate:
         hold.answered = True
         try:
             await self.browser.release_request(held.hold_id, allow)
-        except _BROWSER_FAILURES as exc:
+        except BROWSER_FAILURES as exc:
             log.warning("network gate: could not %s %s %s: %s", "release" if allow else "fail", held.method,
                         held.url, exc)
             # Whatever went wrong, the request did not go out on our word: the extension fails what nobody answers.

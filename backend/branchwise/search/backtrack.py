@@ -17,8 +17,7 @@ from typing import Literal, Protocol
 
 from ..actions import Action, Goto
 from ..agent.env import BrowserEnv, EnvView
-from ..browser import Browser, BrowserDisconnected
-from ..link import ExtensionError, LinkClosed
+from ..browser import BROWSER_FAILURES, Browser
 from ..safety.sites import SiteRefused
 from .checkpoint import is_checkpoint
 from .snapshot import compare_snapshot, retarget
@@ -29,7 +28,6 @@ from .urlcheck import load_failure
 log = logging.getLogger(__name__)
 
 BacktrackMode = Literal["speculative", "naive"]
-_BROWSER_FAILURES = (BrowserDisconnected, ExtensionError, LinkClosed)
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ class CheckpointProbe:
             probe = BrowserEnv(self.browser, tab.tab_id, self.env_template.config)
             reloaded = await probe.observe()
         finally:
-            await _close_quietly(self.browser, tab.tab_id)
+            await self.browser.close_tab_quietly(tab.tab_id)
         # A page that fails to load again (an error page, HTTP 4xx/5xx) is no place to restart from.
         loads = load_failure(node.url, reloaded.navigation) is None
         node.checkpoint = loads and reloaded.page is not None and is_checkpoint(
@@ -114,12 +112,6 @@ class CheckpointProbe:
 def _same_url(a: str, b: str) -> bool:
     return a.split("#", 1)[0] == b.split("#", 1)[0]
 
-
-async def _close_quietly(browser: Browser, tab_id: int) -> None:
-    try:
-        await browser.close_tab(tab_id)
-    except _BROWSER_FAILURES as exc:
-        log.info("could not close tab %d: %s", tab_id, exc)
 
 
 async def plan_replay(tree: SearchTree, target_id: int, probe: CheckpointProbe) -> tuple[Node, list[Node]]:
@@ -180,14 +172,14 @@ class SpeculativeBacktracker:
                 return await self._abort(opened, result(False, f"at the target: {mismatch}"))
             await self._commit(env, spec, opened)
             return result(True, action=live_pending)
-        except _BROWSER_FAILURES as exc:
+        except BROWSER_FAILURES as exc:
             return await self._abort(opened, result(False, f"the browser failed during replay: {exc}"))
         except SiteRefused as exc:  # the replay landed on a site the user's lists refuse: the main tab is untouched
             return await self._abort(opened, result(False, f"the replay reached a refused site: {exc}"))
 
     async def _abort(self, opened: list[int], outcome: BacktrackResult) -> BacktrackResult:
         for tab_id in opened:
-            await _close_quietly(self.browser, tab_id)
+            await self.browser.close_tab_quietly(tab_id)
         log.info("speculative backtrack aborted: %s", outcome.reason)
         return outcome
 
@@ -200,7 +192,7 @@ class SpeculativeBacktracker:
         old = env.tab_id
         env.tab_id, env.last = spec.tab_id, spec.last
         await self.browser.activate_tab(spec.tab_id)
-        await _close_quietly(self.browser, old)
+        await self.browser.close_tab_quietly(old)
         # Tab numbers and the page header changed with the swap; the next prompt must see the page as it is now.
         await env.observe()
 
@@ -246,5 +238,5 @@ class NaiveBacktracker:
                 if live_pending is None:
                     return result(False, f"cannot find the element of `{pending.to_text()}` again")
             return result(True, action=live_pending)
-        except _BROWSER_FAILURES as exc:
+        except BROWSER_FAILURES as exc:
             return result(False, f"the browser failed during replay: {exc}")

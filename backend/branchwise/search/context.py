@@ -12,8 +12,7 @@ from ..agent.env import BrowserEnv, EnvView
 from ..agent.greedy import approx_tokens
 from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
-from ..browser import BrowserDisconnected
-from ..link import ExtensionError, LinkClosed
+from ..browser import BROWSER_FAILURES
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from .approval import Approver, Decision, approval_request
@@ -122,7 +121,7 @@ async def element_facts(ctx: SearchContext, node: Node, actions: Sequence[Action
     mapped = {i: live_id for i, live_id in found.items() if live_id is not None}
     try:
         facts = await ctx.env.inspect(mapped.values())
-    except (ExtensionError, LinkClosed, BrowserDisconnected) as exc:
+    except BROWSER_FAILURES as exc:
         log.info("could not inspect the candidates of #%d, classifying without DOM facts: %s", node.id, exc)
         return {}
     return {i: facts[live_id] for i, live_id in mapped.items() if live_id in facts}

@@ -69,10 +69,7 @@ class UrlProbe:
             log.info("could not read %s in its check tab: %s", url, exc)
             return None
         finally:
-            try:
-                await self.browser.close_tab(tab.tab_id)
-            except (BrowserDisconnected, ExtensionError, LinkClosed) as exc:
-                log.info("could not close the check tab %d: %s", tab.tab_id, exc)
+            await self.browser.close_tab_quietly(tab.tab_id)
         refusal = self.sites.refusal(observation.url)
         if refusal is not None:
             return f"{url} leads to a site Branchwise does not work on: {refusal}"
