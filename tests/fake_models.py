@@ -26,6 +26,7 @@ class Call:
     logprobs: bool
     top_logprobs: int | None
     stop: Sequence[str] | None
+    top_p: float | None = None
 
     @property
     def last(self) -> str:
@@ -72,8 +73,9 @@ class FakeModel:
         logprobs: bool = False,
         top_logprobs: int | None = None,
         stop: Sequence[str] | None = None,
+        top_p: float | None = None,
     ) -> Completion:
-        call = Call(list(messages), n, temperature, max_tokens, logprobs, top_logprobs, stop)
+        call = Call(list(messages), n, temperature, max_tokens, logprobs, top_logprobs, stop, top_p)
         self.calls.append(call)
         reply = self.respond(call)
         if isinstance(reply, Exception):

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from branchwise.actions import Action, Click, Scroll, Stop, Type
-from branchwise.search.candidates import Candidate, merge_candidates, normalize_fill_text, top_by_count
+from branchwise.search.candidates import (
+    Candidate,
+    best_stop,
+    merge_candidates,
+    normalize_fill_text,
+    top_by_count,
+)
 
 
 def cand(action: Action, score: float = 0.0, source: str = "", thought: str = "", count: int = 1) -> Candidate:
@@ -42,28 +48,28 @@ def test_different_actions_stay_apart() -> None:
     assert len(merged) == 4
 
 
-def test_all_stops_merge_keeping_highest_scored_answer() -> None:
+def test_stops_merge_only_when_their_answers_agree() -> None:
     merged = merge_candidates([
         cand(Stop("42"), 0.3, "a", thought="first"),
         cand(Click(1), 0.2, "b"),
         cand(Stop("forty-two"), 0.6, "c", thought="best"),
-        cand(Stop("42"), 0.5, "d"),
+        cand(Stop('"42."'), 0.2, "d"),
     ])
-    assert [type(m.action) for m in merged] == [Stop, Click]
-    stop = merged[0]
-    assert stop.action == Stop("forty-two")
-    assert stop.action_text == "stop [forty-two]"
-    assert stop.thought == "best"
-    assert stop.count == 3
-    assert stop.score == pytest.approx(1.4)
-    assert stop.sources == ("a", "c", "d")
+    assert [m.action_text for m in merged] == ["stop [42]", "click [1]", "stop [forty-two]"]
+    agreed = merged[0]
+    assert agreed.count == 2 and agreed.sources == ("a", "d") and agreed.score == pytest.approx(0.5)
+    assert merged[2].count == 1
 
 
-def test_stop_answer_ties_go_to_most_common_then_first() -> None:
-    merged = merge_candidates([cand(Stop("x"), 0.5), cand(Stop("y"), 0.5), cand(Stop("y"), 0.2)])
-    assert merged[0].action == Stop("y")
-    merged = merge_candidates([cand(Stop("x"), 0.5), cand(Stop("y"), 0.5)])
-    assert merged[0].action == Stop("x")
+def test_best_stop_keeps_the_highest_scored_answer_not_the_most_frequent() -> None:
+    scored = [cand(Stop("1997"), 0.4, count=2), cand(Click(1), 0.9), cand(Stop("2003"), 0.7)]
+    assert [c.action_text for c in best_stop(scored)] == ["click [1]", "stop [2003]"]
+
+
+def test_best_stop_ties_go_to_the_most_agreed_then_the_first() -> None:
+    assert best_stop([cand(Stop("x"), 0.5), cand(Stop("y"), 0.5, count=2)])[0].action == Stop("y")
+    assert best_stop([cand(Stop("x"), 0.5), cand(Stop("y"), 0.5)])[0].action == Stop("x")
+    assert best_stop([cand(Click(2))]) == [cand(Click(2))]
 
 
 def test_fills_with_same_normalised_text_merge() -> None:

@@ -113,7 +113,8 @@ def test_an_unparseable_answer_is_sent_back_with_the_parse_error() -> None:
     assert retry.messages[-1].role == "user"
     assert retry.last.startswith("your answer has no valid action: Unknown action 'i'. Valid actions: click [id]")
     assert retry.last.endswith(". Give one valid action in the same format.")
-    assert [c.temperature for c in fake.calls] == [config.temperature] * 2
+    # WebOperator's generation temperature.
+    assert [c.temperature for c in fake.calls] == [0.7] * 2
 
 
 def test_an_action_that_keeps_failing_validation_gives_a_failure() -> None:

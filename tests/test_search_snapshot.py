@@ -153,10 +153,19 @@ def test_a_change_far_from_the_pivotal_node_is_tolerated(shop: PageView) -> None
     assert live_id == eid(live, "button", "Add to Cart", 1)
 
 
-def test_a_neighbours_value_is_not_part_of_the_neighbourhood(form: PageView) -> None:
-    """Children of ancestors are compared by role and name only: typing into another field keeps the button valid."""
+def test_a_neighbours_value_is_part_of_the_neighbourhood(form: PageView) -> None:
+    """Text typed into another field of the form is state the replay must reproduce: the button would submit it."""
     live = edited("form", set_value("textbox", "Notes", "Ring twice"))
-    assert check(form, "button", "Place order", live)[0].ok
+    match = check(form, "button", "Place order", live)[0]
+    assert not match.ok
+    assert match.reason.startswith("a neighbour changed under the form '': textbox 'Notes'")
+    assert "value: 'Ring twice'" in match.reason
+
+
+def test_a_neighbours_state_is_part_of_the_neighbourhood(form: PageView) -> None:
+    live = edited("form", set_prop("button", "Apply coupon", "disabled", None))
+    match = check(form, "button", "Place order", live)[0]
+    assert not match.ok and "button 'Apply coupon'" in match.reason
 
 
 def test_redacted_values_are_not_compared(form: PageView) -> None:
@@ -217,9 +226,9 @@ def test_added_and_removed_siblings_are_detected(form: PageView) -> None:
     removed = edited("form", remove("button", "Apply coupon"))
     match = check(form, "button", "Place order", removed)[0]
     assert not match.ok
-    assert match.reason == "a neighbour changed under the form '': button 'Apply coupon' is gone"
+    assert match.reason == "a neighbour changed under the form '': button 'Apply coupon' disabled: True is gone"
     added = check(removed, "button", "Place order", form)[0]
-    assert added.reason == "a neighbour changed under the form '': button 'Apply coupon' appeared"
+    assert added.reason == "a neighbour changed under the form '': button 'Apply coupon' disabled: True appeared"
 
 
 def test_changed_neighbour_of_an_outer_ancestor_is_detected(form: PageView) -> None:

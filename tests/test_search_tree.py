@@ -64,19 +64,22 @@ def test_nearest_checkpoint_is_the_deepest_checkpoint_on_the_path() -> None:
     assert tree.nearest_checkpoint(b).id == a
 
 
-def test_nearest_checkpoint_is_the_root_when_there_is_none() -> None:
+def test_no_checkpoint_on_the_path_means_no_replay_start_not_the_root() -> None:
     tree = SearchTree()
     tree.add_root(node(checkpoint=False))
     last = chain(tree, 0, None, False, None)[-1]
-    assert tree.nearest_checkpoint(last).id == 0
+    assert tree.nearest_checkpoint(last) is None and tree.replay_path(last) is None
     # A checkpoint on another branch does not count.
     tree.add_child(0, node(checkpoint=True))
+    assert tree.nearest_checkpoint(last) is None
+    # The root counts once it is verified like any other node.
+    tree[0].checkpoint = True
     assert tree.nearest_checkpoint(last).id == 0
 
 
 def test_replay_path_starts_at_the_checkpoint_and_lists_the_steps_after_it() -> None:
     tree = SearchTree()
-    tree.add_root(node())
+    tree.add_root(node(checkpoint=True))
     a, b, c, d = chain(tree, 0, None, True, None, False)
     start, steps = tree.replay_path(d)
     assert (start.id, ids(steps)) == (b, [c, d])
@@ -84,6 +87,18 @@ def test_replay_path_starts_at_the_checkpoint_and_lists_the_steps_after_it() -> 
     assert (start.id, steps) == (b, [])
     start, steps = tree.replay_path(a)
     assert (start.id, ids(steps)) == (0, [a])
+
+
+def test_a_revisit_is_an_earlier_live_node_with_the_same_state() -> None:
+    tree = sample_tree()
+    for n, state in zip(tree, ["A", "B", "C", "D", "A", "E"], strict=True):
+        n.state = state
+    assert tree.revisit_of(tree[4]).id == 0
+    assert tree.revisit_of(tree[1]) is None
+    tree[4].state = ""
+    assert tree.revisit_of(tree[4]) is None
+    tree[3].state, tree[3].status = "B", "dead"
+    assert tree.revisit_of(tree[1]) is None
 
 
 def test_subtree_is_depth_first_in_child_order() -> None:
@@ -112,7 +127,7 @@ def test_reroot_keeps_terminal_answers_outside_the_subtree() -> None:
 
 def test_paths_after_reroot_start_at_the_new_root() -> None:
     tree = sample_tree()
-    tree[0].checkpoint = True
+    tree[0].checkpoint = tree[1].checkpoint = True
     tree.reroot(1)
     assert ids(tree.path(4)) == [1, 4]
     # The old root was a checkpoint, but replay now starts at the new root.

@@ -61,9 +61,13 @@ def test_parse_value_takes_the_last_status_line() -> None:
     assert parse_value(text) == 0.0
 
 
-def test_aggregate_drops_unparseable_samples() -> None:
-    assert aggregate_values([1.0, None, 0.5, 0.0, None]) == pytest.approx(0.5)
+def test_aggregate_counts_unreadable_samples_as_failure() -> None:
+    assert aggregate_values([1.0, None, 0.5, 0.0, None]) == pytest.approx(0.3)
     assert aggregate_values([0.5]) == 0.5
+
+
+def test_one_success_among_unreadable_answers_is_not_a_success() -> None:
+    assert aggregate_values([1.0] + [None] * 19) == pytest.approx(0.05)
 
 
 def test_aggregate_of_nothing_readable_is_zero_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -108,10 +112,11 @@ def test_score_state_averages_n_samples_from_one_call() -> None:
     config = ValueConfig(n=4, keep_text_chars=20)
     score = asyncio.run(score_state(protocol_typed, config, "task", "obs", "http://x", ["click [1]"], None))
     [call] = model.calls
-    assert (call.n, call.temperature, call.max_tokens) == (4, 1.0, config.max_tokens)
+    # Koh et al. sample the value function at T=1.0 with top_p 1.0.
+    assert (call.n, call.temperature, call.top_p, call.max_tokens) == (4, 1.0, 1.0, config.max_tokens)
     assert score.samples == (1.0, 0.5, None, 0.0)
     assert score.parsed == 3
-    assert score.value == pytest.approx(0.5)
+    assert score.value == pytest.approx(0.375)
     assert all(len(t) <= 20 for t in score.texts) and len(score.texts) == 4
 
 

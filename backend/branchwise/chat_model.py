@@ -30,6 +30,7 @@ class ChatModel(Protocol):
         logprobs: bool = False,
         top_logprobs: int | None = None,
         stop: Sequence[str] | None = None,
+        top_p: float | None = None,
     ) -> Completion: ...
 
 

@@ -269,6 +269,7 @@ class LLMClient:
         logprobs: bool = False,
         top_logprobs: int | None = None,
         stop: Sequence[str] | None = None,
+        top_p: float | None = None,
     ) -> Completion:
         """Sample n choices. Raises LLMError when the model cannot be used."""
         if n < 1:
@@ -276,7 +277,7 @@ class LLMClient:
         sampling = _Sampling(
             n=n,
             temperature=self._config.temperature if temperature is None else temperature,
-            top_p=self._config.top_p,
+            top_p=self._config.top_p if top_p is None else top_p,
             max_tokens=self._config.max_tokens if max_tokens is None else max_tokens,
             logprobs=logprobs,
             top_logprobs=top_logprobs,

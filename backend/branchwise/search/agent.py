@@ -64,9 +64,10 @@ class SearchAgent:
         self.classifier = classifier or SafetyClassifier()
 
     def _backtracker(self, env: BrowserEnv) -> Backtracker:
+        probe = CheckpointProbe(self.browser, env)
         if self.config.backtrack == "naive":
-            return NaiveBacktracker(self.browser)
-        return SpeculativeBacktracker(self.browser, CheckpointProbe(self.browser, env))
+            return NaiveBacktracker(self.browser, probe)
+        return SpeculativeBacktracker(self.browser, probe)
 
     async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None) -> RunResult:
         run_id = run_id or new_id()

@@ -114,15 +114,20 @@ def _same_url(a: str, b: str) -> bool:
 
 
 
-async def plan_replay(tree: SearchTree, target_id: int, probe: CheckpointProbe) -> tuple[Node, list[Node]]:
-    """The nearest checkpoint at or above the target (the root if none) and the nodes to replay after it.
+async def plan_replay(tree: SearchTree, target_id: int, probe: CheckpointProbe) -> tuple[Node, list[Node]] | None:
+    """The nearest verified checkpoint at or above the target and the nodes to replay after it; None without one.
 
-    Only nodes that may be checkpoints are probed, deepest first, and the first one found ends the probing.
+    Every node on the path, the root included, is probed deepest first, and the first checkpoint found ends it.
     """
-    for node in reversed(tree.path(target_id)[1:]):
+    for node in reversed(tree.path(target_id)):
         if await probe.check(tree, node):
             break
     return tree.replay_path(target_id)
+
+
+def no_checkpoint(target_id: int) -> str:
+    return (f"no state on the way to #{target_id} survives a reload, so no replay can rebuild it (its URL alone "
+            "would lose what was done on the page)")
 
 
 class SpeculativeBacktracker:
@@ -145,7 +150,10 @@ class SpeculativeBacktracker:
                                    (time.perf_counter() - started) * 1000, action)
 
         try:
-            start, path = await plan_replay(tree, target_id, self.probe)
+            plan = await plan_replay(tree, target_id, self.probe)
+            if plan is None:
+                return result(False, no_checkpoint(target_id))
+            start, path = plan
             urls = list(start.tabs) or [start.url]
             active = min(start.active_tab, len(urls) - 1)
             existing = len(await self.browser.list_tabs())
@@ -200,19 +208,25 @@ class SpeculativeBacktracker:
 class NaiveBacktracker:
     mode: BacktrackMode = "naive"
 
-    def __init__(self, browser: Browser) -> None:
+    def __init__(self, browser: Browser, probe: CheckpointProbe) -> None:
         self.browser = browser
+        self.probe = probe
 
     async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
         started = time.perf_counter()
         chain = tree.path(target_id)
         env_actions, replayed = 0, 0
 
-        def result(committed: bool, reason: str = "", action: Action | None = None) -> BacktrackResult:
+        def result(committed: bool, reason: str = "", action: Action | None = None,
+                   touched: bool = True) -> BacktrackResult:
             return BacktrackResult(committed, "naive", reason, replayed, env_actions,
-                                   (time.perf_counter() - started) * 1000, action, working_tab_changed=not committed)
+                                   (time.perf_counter() - started) * 1000, action,
+                                   working_tab_changed=touched and not committed)
 
         try:
+            # Koh et al. reset to the start; here the start must rebuild from its URL, like any replay's.
+            if not await self.probe.check(tree, chain[0]):
+                return result(False, no_checkpoint(target_id), touched=False)
             outcome = await env.execute(Goto(chain[0].url))
             env_actions += 1
             if not outcome.ok:

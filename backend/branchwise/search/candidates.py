@@ -50,10 +50,14 @@ def normalize_fill_text(text: str) -> str:
 
 
 def _merge_key(action: Action) -> Hashable:
-    """Actions with equal keys are equivalent (WebOperator App. A.2.6): all stops; fills of the same element with the
-    same normalised text and the same press_enter; otherwise only identical actions."""
+    """Actions with equal keys are equivalent (WebOperator App. A.2.6): stops with the same normalised answer; fills of
+    the same element with the same normalised text and the same press_enter; otherwise only identical actions.
+
+    WebOperator merges all stops into one before scoring, which keeps the most frequent answer and counts generators
+    that disagree on the answer as agreeing to stop. Here stops with different answers stay apart until they are
+    scored; `best_stop` then keeps one."""
     if isinstance(action, Stop):
-        return ("stop",)
+        return ("stop", normalize_fill_text(action.answer))
     if isinstance(action, Type):
         return ("type", action.element_id, normalize_fill_text(action.text), action.press_enter)
     return action
@@ -90,13 +94,22 @@ def merge_candidates(candidates: Sequence[Candidate]) -> list[Candidate]:
     """WebOperator's action merging: one candidate per equivalence class, with counts, scores and sources summed.
 
     Summing makes an action proposed by two generators outrank one proposed once with a slightly higher score, which is
-    the point: agreement is evidence. All stops become one, since only one answer can be given; its answer is that of
-    the highest-scored stop (then the most common). Output order is the order of first appearance.
+    the point: agreement is evidence. Output order is the order of first appearance.
     """
     merged = [_combine(group, _representative(group)) for group in _groups(candidates, lambda c: _merge_key(c.action))]
     if len(merged) < len(candidates):
         log.debug("merge_candidates: %d candidates -> %d", len(candidates), len(merged))
     return merged
+
+
+def best_stop(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Only one answer can be given: of the scored stops, keep the highest-scored (then the one most generators agree
+    on, then the first); other candidates pass unchanged, in order."""
+    stops = [i for i, c in enumerate(candidates) if isinstance(c.action, Stop)]
+    if len(stops) <= 1:
+        return list(candidates)
+    keep = min(stops, key=lambda i: (-candidates[i].score, -candidates[i].count, i))
+    return [c for i, c in enumerate(candidates) if i == keep or not isinstance(c.action, Stop)]
 
 
 def top_by_count(actions: Sequence[Candidate], b: int) -> list[tuple[Candidate, float]]:

@@ -48,7 +48,8 @@ class GenerationConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
     variations: tuple[Variation, ...] = DEFAULT_VARIATIONS
     max_retries: int = Field(default=5, ge=1)
-    temperature: float = 1.0
+    # WebOperator samples its generators at 0.7.
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     prompt: PromptConfig = PromptConfig()
 
 

@@ -42,10 +42,11 @@ class RoleModel:
         logprobs: bool = False,
         top_logprobs: int | None = None,
         stop: Sequence[str] | None = None,
+        top_p: float | None = None,
     ) -> Completion:
         completion = await self.client.complete(
             messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
-            top_logprobs=top_logprobs, stop=stop,
+            top_logprobs=top_logprobs, stop=stop, top_p=top_p,
         )
         self.usage = self.usage + completion.usage
         return completion

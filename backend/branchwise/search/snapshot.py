@@ -18,6 +18,7 @@ Every check reports a human-readable reason, so a failed backtrack can be explai
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -88,6 +89,13 @@ def outline(page: PageView) -> tuple[OutlineLine, ...]:
         ))
         lines.append(OutlineLine(element.depth, element.role, element.name, element.value, props))
     return tuple(lines)
+
+
+def state_key(url: str, page: PageView | None, text: str) -> str:
+    """A digest of the state a node shows, equal for the same page reached twice (A -> C -> A): the URL without
+    fragment and the outline, or the observation text where there is no page (a dialog)."""
+    shown = repr(outline(page)) if page is not None else text
+    return hashlib.sha1(f"{without_fragment(url)}\n{shown}".encode()).hexdigest()
 
 
 def same_page(a: PageView, b: PageView) -> bool:
@@ -201,12 +209,33 @@ def _ancestors(page: PageView, element: ElementInfo) -> list[ElementInfo]:
     return chain
 
 
+class _Signature(NamedTuple):
+    """What a neighbour or ancestor must keep for the pivotal node to be in the same place: role, label, value (masked
+    values count as equal) and the STATE_PROPS (a sibling checkbox that is checked now, a menu that is collapsed)."""
+
+    role: str
+    name: str
+    value: str
+    states: tuple[tuple[str, str | None], ...]
+
+    def describe(self) -> str:
+        text = _role_name(self.role, self.name)
+        if self.value:
+            text += f" value: {quote(self.value)}"
+        return text + "".join(f" {name}: {value}" for name, value in self.states if value not in (None, "False"))
+
+
+def _signature(element: ElementInfo) -> _Signature:
+    return _Signature(element.role, element.name, "" if element.redacted else element.value,
+                      tuple((name, _state(element, name)) for name in STATE_PROPS))
+
+
 def _ancestor_difference(stored: PageView, element: ElementInfo, live: PageView, twin: ElementInfo) -> str:
-    before = [(a.role, a.name) for a in reversed(_ancestors(stored, element))]
-    after = [(a.role, a.name) for a in reversed(_ancestors(live, twin))]
+    before = [_signature(a) for a in reversed(_ancestors(stored, element))]
+    after = [_signature(a) for a in reversed(_ancestors(live, twin))]
     if before == after:
         return ""
-    change = _first_change(before, after, lambda step: _role_name(*step))
+    change = _first_change(before, after, _Signature.describe)
     return f"an ancestor of {_describe(element)} changed: {change}"
 
 
@@ -234,12 +263,12 @@ def _descendant_difference(stored: PageView, element: ElementInfo, live: PageVie
 
 
 def _neighbour_difference(stored: PageView, element: ElementInfo, live: PageView, twin: ElementInfo) -> str:
-    """Children of every ancestor, by role and name, in order; the chains are equal when this runs."""
+    """Children of every ancestor, by role, name, value and states, in order; the chains are equal when this runs."""
     for before, after in zip(_ancestors(stored, element), _ancestors(live, twin), strict=True):
-        old = [(stored.elements[c].role, stored.elements[c].name) for c in before.children]
-        new = [(live.elements[c].role, live.elements[c].name) for c in after.children]
+        old = [_signature(stored.elements[c]) for c in before.children]
+        new = [_signature(live.elements[c]) for c in after.children]
         if old != new:
-            change = _first_change(old, new, lambda step: _role_name(*step))
+            change = _first_change(old, new, _Signature.describe)
             return f"a neighbour changed under {_describe(before)}: {change}"
     return ""
 

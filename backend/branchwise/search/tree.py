@@ -49,6 +49,12 @@ class Node:
     status: NodeStatus = "open"
     answer: str | None = None
     children: list[int] = field(default_factory=list)
+    # The page as replay and revisits compare it (URL without fragment and outline; `snapshot.state_key`); "" unknown.
+    state: str = ""
+    # Why the browser cannot be brought back here (a replay failed): other actions proposed here are not tried.
+    unreachable: str = ""
+    # The earlier node this one shows the same page as: a revisit, not explored again.
+    same_as: int | None = None
 
     @property
     def is_root(self) -> bool:
@@ -114,21 +120,34 @@ class SearchTree:
             return False
         return True
 
-    def nearest_checkpoint(self, node_id: int) -> Node:
-        """The deepest node on the path to node_id from which replay can start: a checkpoint, or else the root.
+    def nearest_checkpoint(self, node_id: int) -> Node | None:
+        """The deepest verified checkpoint on the path to node_id, the root included; None when there is none.
 
-        The root is always a valid start: it is where the run began (or where a destructive action left it).
+        Replay opens that node's URL: from anything else the URL alone does not rebuild the state (a form filled in,
+        a sort order chosen), so a replay from it would silently start somewhere else.
         """
         for node in reversed(self.path(node_id)):
-            if node.checkpoint or node.id == self.root_id:
+            if node.checkpoint:
                 return node
-        raise AssertionError("unreachable: the path always contains the root")
+        return None
 
-    def replay_path(self, node_id: int) -> tuple[Node, list[Node]]:
-        """The checkpoint to open and the nodes whose actions must be replayed from it, in order."""
+    def replay_path(self, node_id: int) -> tuple[Node, list[Node]] | None:
+        """The checkpoint to open and the nodes whose actions must be replayed from it, in order; None without one."""
         start = self.nearest_checkpoint(node_id)
+        if start is None:
+            return None
         chain = self.path(node_id)
         return start, chain[[n.id for n in chain].index(start.id) + 1:]
+
+    def revisit_of(self, node: Node) -> Node | None:
+        """An earlier node below the root that shows the same page as `node` (same `state`), or None."""
+        if not node.state:
+            return None
+        for other in self.subtree(self.root_id):
+            if (other.id != node.id and other.state == node.state and other.same_as is None
+                    and other.status not in ("dead", "invalid", "terminal")):
+                return other
+        return None
 
     def reroot(self, node_id: int) -> None:
         """After a destructive action: its result is the new root and every other state becomes unreachable."""

@@ -40,8 +40,9 @@ class ValueConfig(BaseModel):
     # The paper averages 20 reasoning paths. They go out as ONE request with n=20 when the server supports n > 1;
     # LLMClient falls back to parallel single requests otherwise.
     n: int = Field(default=20, ge=1)
-    # Ancestral sampling at T=1.0, as in the paper (which also used top_p 1.0; top_p is the client's setting).
+    # Ancestral sampling at T=1.0 and top_p 1.0, as in the paper (the policy's top_p is the client's setting).
     temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     # Enough for a short "Thoughts:" paragraph plus the two verdict lines.
     max_tokens: int = Field(default=512, ge=16)
     # LM tree search cut text observations at 3840 tokens.
@@ -113,12 +114,18 @@ def parse_value(text: str) -> float | None:
 
 
 def aggregate_values(scores: Sequence[float | None]) -> float:
-    """Mean of the readable samples; an unreadable sample is no evidence either way, so it is dropped, not zeroed."""
-    readable = [s for s in scores if s is not None]
-    if not readable:
-        logger.warning("value function: none of %d samples had a readable verdict; scoring the state 0.0", len(scores))
+    """Mean over every sample, an unreadable verdict counting as failure (0), as in Koh et al.'s code.
+
+    Dropping unreadable samples instead would let one "success" among nineteen unreadable answers score a state 1.0,
+    which ends the search on noise.
+    """
+    if not scores:
+        logger.warning("value function: no samples; scoring the state 0.0")
         return 0.0
-    return sum(readable) / len(readable)
+    unreadable = sum(s is None for s in scores)
+    if unreadable == len(scores):
+        logger.warning("value function: none of %d samples had a readable verdict; scoring the state 0.0", len(scores))
+    return sum(s for s in scores if s is not None) / len(scores)
 
 
 async def score_state(
@@ -133,7 +140,7 @@ async def score_state(
     """Sample the judge config.n times and average the verdicts."""
     messages = build_value_messages(task, observation_text, url, history, answer, config=config)
     completion = await model.complete(
-        messages, n=config.n, temperature=config.temperature, max_tokens=config.max_tokens
+        messages, n=config.n, temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p
     )
     texts = completion.texts
     if len(texts) != config.n:
