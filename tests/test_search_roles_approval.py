@@ -216,7 +216,8 @@ def test_best_first_denied_runs_nothing_and_says_why_it_stopped(tmp_path: Path) 
     assert [(c.decision, c.decided_by) for c in stored.classifications if c.decision] == [("denied", "script")]
     assert [(e.kind, e.decision) for e in audit_log(tmp_path) if e.kind != "classified"] == [
         ("asked", None), ("decided", "denied")]
-    assert {n.node_id: n.status for n in stored.nodes}[1] == "dead"
+    # Nothing ran, so the tree holds only the start page; the refused action is on record as a verdict.
+    assert [n.node_id for n in stored.nodes] == [0]
 
 
 def test_action_aware_denied_says_which_action_it_was_not_allowed_to_run(tmp_path: Path) -> None:

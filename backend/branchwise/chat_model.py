@@ -7,12 +7,15 @@ search can wrap a client (budgets, caching) without subclassing it.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Protocol
+from typing import Any, Protocol
 
-from .llm import ChatMessage, Completion
+from .llm import ChatMessage, Completion, LLMError
+
+log = logging.getLogger(__name__)
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
@@ -53,3 +56,45 @@ def fill_template(template: str, values: Mapping[str, str]) -> str:
         return values[key]
 
     return _PLACEHOLDER.sub(substitute, template)
+
+
+# What a shrunk prompt says where text was cut out.
+SHRUNK_MARKER = "[... part of this text was cut to fit the model's context ...]"
+# How often a prompt the server refused (HTTP 400, e.g. over its context) is halved and sent again.
+MAX_SHRINKS = 3
+
+
+def shrink_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage] | None:
+    """The messages with the longest one cut to about half (its head and its tail kept, whole lines where it can),
+    or None when nothing is left to cut. The page observation is what makes prompts long, and both ends of every
+    prompt matter: the instructions before it, the task and the answer format after it."""
+    if not messages:
+        return None
+    index = max(range(len(messages)), key=lambda i: len(messages[i].content))
+    text = messages[index].content
+    if len(text) < 4 * len(SHRUNK_MARKER):
+        return None
+    keep = len(text) // 2
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3:]
+    head = head[: head.rfind("\n")] if head.rfind("\n") > len(head) // 2 else head
+    tail = tail[tail.find("\n") + 1:] if 0 <= tail.find("\n") < len(tail) // 2 else tail
+    shrunk = list(messages)
+    shrunk[index] = ChatMessage(role=messages[index].role, content=f"{head}\n{SHRUNK_MARKER}\n{tail}")
+    return shrunk
+
+
+async def complete_fitting(model: ChatModel, messages: Sequence[ChatMessage], **sampling: Any) -> Completion:
+    """`model.complete`, but a request the server rejects as bad (HTTP 400: a prompt over its context, most often)
+    is shrunk and sent again, up to MAX_SHRINKS times, instead of ending the run; then the last error stands."""
+    current = list(messages)
+    for attempt in range(MAX_SHRINKS + 1):
+        try:
+            return await model.complete(current, **sampling)
+        except LLMError as exc:
+            smaller = shrink_messages(current) if exc.kind == "bad_request" and attempt < MAX_SHRINKS else None
+            if smaller is None:
+                raise
+            log.warning("the model server rejected a %d-character prompt (%s); retrying with the longest message "
+                        "cut in half", sum(len(m.content) for m in current), exc.server_message or exc)
+            current = smaller
+    raise AssertionError("unreachable: the last attempt returns or raises")

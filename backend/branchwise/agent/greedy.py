@@ -17,6 +17,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from ..actions import ActionParseError, Stop, parse_response
+from ..chat_model import complete_fitting
 from ..llm import ChatMessage, Completion, LLMConfig, LLMError, Usage
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..protocol import new_id
@@ -163,7 +164,7 @@ class GreedyAgent:
             view = await env.observe()
             await trace.observed(view)
             messages = build_cot_messages(task, view.text, view.url, previous, config=self.config.prompt)
-            completion = await self.model.complete(messages, temperature=self.config.temperature)
+            completion = await complete_fitting(self.model, messages, temperature=self.config.temperature)
             record = StepRecord(index=index, url=view.url, observation_chars=len(view.text),
                                 observation_tokens=approx_tokens(view.text))
             status: NodeStatus = "invalid"

@@ -10,30 +10,21 @@ its result becomes the new root and the frontier is cleared.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Action, Stop
-from ..safety.postcheck import post_check
-from .candidates import Candidate, merge_candidates
-from .classes import ActionClass, Classification
-from .context import (
-    LostTrack,
-    SearchContext,
-    SearchOutcome,
-    ask_approval,
-    classify_candidates,
-    history_of,
-    live_action,
-    node_from_view,
-    record_step,
-)
+from ..actions import Stop
+from .candidates import best_stop, merge_candidates
+from .classes import ActionClass
+from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
 from .examples import RetrievalConfig, examples_block
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
 from .rephrase import rephrase
 from .reward import RewardConfig, generate_checklist, score_action
+from .step import advance, answer_at, stop_node
 from .tree import Node
 
 log = logging.getLogger(__name__)
@@ -92,21 +83,29 @@ class _Run:
         else:
             self.checklist = await checklist
         while True:
+            # The page the tab shows: the last state reached, or the earlier node it turned out to repeat.
+            current = self.tree[ctx.trace.current] if ctx.trace.current is not None else current
             if current.status == "open" and current.depth < self.config.max_depth:
                 await self.expand(current)
-            chosen = await self.choose(current)
-            if chosen is None:
+            item = await self.choose()
+            if item is None:
                 return ctx.failed("no candidate action is left to try")
-            item, current, action = chosen
+            parent = self.tree[item.node_id]
             if item.action_class is ActionClass.TERMINATING:
-                return await self.finish(current, item)
-            if item.action_class is ActionClass.DESTRUCTIVE and not await self.approved(current, item):
-                continue
+                end = stop_node(ctx, parent, item)
+                await answer_at(ctx, end)
+                return SearchOutcome("finished", answer=end.answer or "")
             if self.steps >= self.config.max_steps:
-                return SearchOutcome("failed", reason=f"reached the step limit ({self.config.max_steps}) without an "
-                                                      "answer")
+                return ctx.failed(f"reached the step limit ({self.config.max_steps}) without an answer")
+            step = await advance(ctx, parent, item)
+            if step.node is None:
+                continue
             self.steps += 1
-            current = await self.execute(current, item, action)
+            if step.changed_site:
+                self.queue.clear()
+                self.destruction_count += 1
+                self.budget = self.config.selection.reduced_budget(self.budget)
+            ctx.trace.frontier = list(self.queue)
 
     async def expand(self, node: Node) -> None:
         ctx = self.ctx
@@ -121,25 +120,28 @@ class _Run:
             await ctx.trace.progress(f"#{node.id}: generator {failure.variation} gave no valid action "
                                      f"({failure.errors[-1]})")
         merged = merge_candidates(candidates)
-        if any(isinstance(c.action, Stop) for c in merged):
-            self.terminating_count += 1
-        kept: list[Candidate] = []
-        for candidate in merged:
-            if isinstance(candidate.action, Stop) and candidate.count < self.config.min_stop_votes:
-                await ctx.trace.progress(f"#{node.id}: `{candidate.action_text}` was proposed by {candidate.count} "
-                                         f"generator(s); {self.config.min_stop_votes} must agree to stop")
-                continue
-            kept.append(candidate)
         trajectory = [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]]
         scores = await asyncio.gather(*(
             score_action(ctx.roles.reward, self.config.reward, ctx.task, trajectory, node.text, self.checklist,
                          c.thought, c.action_text, node.progress)
-            for c in kept
+            for c in merged
         ))
-        classifications = await classify_candidates(ctx, node, [c.action for c in kept])
-        for candidate, score, classification in zip(kept, scores, classifications, strict=True):
-            # WebOperator sums the scores of merged members; identical members score alike, so score once, times count.
-            reward = score.reward * candidate.count
+        # WebOperator sums the scores of merged members; identical members score alike, so score once, times count.
+        scored = [(dataclasses.replace(c, score=s.reward * c.count), s) for c, s in zip(merged, scores, strict=True)]
+        chosen = {id(c) for c in best_stop([c for c, _ in scored])}
+        kept = [(c, s) for c, s in scored if id(c) in chosen]
+        for candidate, _ in kept:
+            if not isinstance(candidate.action, Stop):
+                continue
+            if candidate.count >= self.config.min_stop_votes:
+                self.terminating_count += 1
+            else:
+                # WebOperator defers a stop too few generators agree on; it runs only if nothing better is left.
+                await ctx.trace.progress(f"#{node.id}: `{candidate.action_text}` was proposed by {candidate.count} "
+                                         f"generator(s); deferred until {self.config.min_stop_votes} agree")
+        classifications = await classify_candidates(ctx, node, [c.action for c, _ in kept])
+        for (candidate, score), classification in zip(kept, classifications, strict=True):
+            reward = candidate.score
             element_id = candidate.action.element_id
             locator = None
             if element_id is not None and node.page is not None and element_id in node.page.elements:
@@ -162,90 +164,24 @@ class _Run:
                         for i in self.queue if i.node_id == node.id)
         )
 
-    async def choose(self, current: Node) -> tuple[FrontierItem, Node, Action] | None:
-        ctx = self.ctx
+    async def choose(self) -> FrontierItem | None:
+        """The next frontier item by WebOperator's selection policy (Alg. 5), skipping items whose node can no longer
+        be reached (re-rooted away, or a replay there already failed). Running it is `step.advance`'s work."""
         while True:
             item, self.queue = select_action(
                 self.queue, config=self.config.selection, budget=self.budget,
                 terminating_count=self.terminating_count, destruction_count=self.destruction_count,
             )
             if item is None:
-                ctx.trace.frontier = []
+                self.ctx.trace.frontier = []
                 return None
             target = self.tree[item.node_id]
-            if not self.tree.is_below_root(target.id) or target.status == "invalid":
+            if not self.tree.is_below_root(target.id) or target.status == "invalid" or target.unreachable:
                 continue
-            if target.id != current.id and item.action_class is not ActionClass.TERMINATING:
-                result = await ctx.backtracker.move(ctx.env, self.tree, target.id, item.action)
-                await ctx.trace.backtracked(current.id, target.id, result)
-                if result.working_tab_changed:
-                    raise LostTrack(f"replay failed and the working tab was left at an unknown page ({result.reason})")
-                if not result.committed:
-                    continue
-                if result.action is None:
-                    continue
-                current, action = target, result.action
-            elif target.id == current.id:
-                action = live_action(ctx, current, item.action)
-                if action is None:
-                    await ctx.trace.progress(f"`{item.action_text}`: its element is gone from the page; dropped")
-                    continue
-            else:
-                action = item.action
-            ctx.trace.current = current.id
             if len(self.queue) > self.budget:
-                self.queue = prune_frontier(self.queue, budget=self.budget,
-                                            reachable=lambda i: self.tree.is_below_root(i.node_id))
-            ctx.trace.frontier = list(self.queue)
-            return item, current, action
+                self.queue = prune_frontier(self.queue, budget=self.budget, reachable=self._reachable)
+            self.ctx.trace.frontier = list(self.queue)
+            return item
 
-    async def approved(self, node: Node, item: FrontierItem) -> bool:
-        decision = await ask_approval(self.ctx, node, item.action, item.action_text,
-                                      Classification(item.action_class, item.reasons, item.sends))
-        return decision.approved
-
-    async def execute(self, node: Node, item: FrontierItem, action: Action) -> Node:
-        ctx = self.ctx
-        # A destructive item gets here only once the user approved it: what the approval named may pass the network
-        # gate, once; anything else it sends is held and asked about.
-        approved = item.sends if item.action_class is ActionClass.DESTRUCTIVE else None
-        outcome = await ctx.env.execute(action, allow=approved)
-        check = post_check(item.action_class, outcome.requests)
-        await ctx.trace.post_checked(node.id, item.action_text, check)
-        view = await ctx.env.observe()
-        child = self.tree.add_child(node.id, node_from_view(
-            view, action=item.action, action_text=item.action_text, action_locator=item.locator,
-            action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
-        await record_step(ctx, child, "" if outcome.ok else outcome.error)
-        if not outcome.ok:
-            # The page refused the action: keep the record, but search goes on from the page as it is now.
-            child.status = "dead"
-            await ctx.trace.progress(f"`{item.action_text}` failed: {outcome.error}")
-        if check.reroots(outcome.ok):  # destructive, or what it sent says so
-            self.queue.clear()
-            self.destruction_count += 1
-            self.budget = max(self.budget - 1, self.config.selection.min_budget)
-            self.tree.reroot(child.id)
-            await ctx.trace.progress(f"`{item.action_text}` changed the site: #{child.id} is the new root")
-            await ctx.trace.nodes(list(self.tree))
-        ctx.trace.current = child.id
-        ctx.trace.frontier = list(self.queue)
-        await ctx.trace.node(child)
-        # After a failure the working tab shows the child's page; being "dead", it is not expanded again.
-        return child
-
-    async def finish(self, node: Node, item: FrontierItem) -> SearchOutcome:
-        ctx = self.ctx
-        assert isinstance(item.action, Stop)
-        end = self.tree.add_child(node.id, Node(
-            id=-1, parent_id=None, depth=0, url=node.url, title=node.title, text=node.text, page=node.page,
-            tabs=node.tabs, active_tab=node.active_tab, action=item.action, action_text=item.action_text,
-            action_class=item.action_class, thought=item.thought, reward=item.reward, status="terminal",
-            answer=item.action.answer))
-        ctx.trace.current = end.id
-        await ctx.trace.node(end)
-        await record_step(ctx, end)
-        await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(end.id)])
-        return SearchOutcome("finished", answer=item.action.answer)
-
-
+    def _reachable(self, item: FrontierItem) -> bool:
+        return self.tree.is_below_root(item.node_id) and not self.tree[item.node_id].unreachable

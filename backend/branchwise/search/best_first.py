@@ -1,37 +1,36 @@
 """Best-first tree search with a value function (Koh et al., "Tree Search for Language Model Agents").
 
-A round searches from the current root: pop the frontier's best state, move the browser there (executing the action
-that leads to it), score it with the value function (self-consistency over n samples), stop at the threshold or when
-the budget of scored states is spent, else sample candidate actions and push the top-b by count as children with the
-parent's value as priority. Then the browser commits to the best state found; a stop there is the answer, otherwise
+A round searches from the current root: pop the frontier's best proposal, run it (`step.advance`, backtracking first if
+it was proposed elsewhere), score the state it leads to with the value function (self-consistency over n samples),
+then sample the policy there and push the top-b proposals by count with that state's value as priority. A round ends
+at the threshold or when the budget of c scored states is spent; then the browser commits to the best state found and
 the next round searches from it.
+
+Where this departs from a literal reading of the paper, and why:
+- A state scored as success is expanded too, so the policy can say `stop [answer]` there: the answer comes from the
+  policy at that state, not from the value function (which may call an information page a success before anything was
+  answered).
+- A proposed stop is a state of its own (the page plus the answer), scored with the answer.
+- Destructive proposals are never run while exploring (the paper excludes them from search); one runs, with the user's
+  approval, only when the best state found needs it: no other move there did better.
+- Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 """
 
 from __future__ import annotations
 
 import heapq
 import logging
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Action, ActionParseError, Stop, parse_response
-from ..safety.postcheck import post_check
+from ..actions import ActionParseError, Stop, parse_response
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
-from .classes import ActionClass, Classification
-from .context import (
-    LostTrack,
-    SearchContext,
-    SearchOutcome,
-    ask_approval,
-    classify_candidates,
-    history_of,
-    live_action,
-    node_from_view,
-    record_step,
-)
+from .classes import ActionClass
+from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
+from .frontier import FrontierItem
 from .generate import history_text
+from .step import advance, answer_at, reach, stop_node
 from .tree import Node
 from .validate import validate_action
 from .value import ValueConfig, score_state
@@ -50,24 +49,11 @@ class BestFirstConfig(BaseModel):
     temperature: float = 1.0
     # Rounds of search-then-commit before giving up.
     max_rounds: int = Field(default=5, ge=1)
+    # Actions run in the browser (exploring and replays aside) before giving up.
+    max_steps: int = Field(default=20, ge=1)
     history: int = Field(default=5, ge=0)
     value: ValueConfig = ValueConfig()
     prompt: PromptConfig = PromptConfig()
-
-
-@dataclass
-class _RunNotes:
-    """Per run: the classifier's verdict on each child (the user is shown its reasons when asked)."""
-
-    classifications: dict[int, Classification] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Materialized:
-    # The node shows the page its action led to, and can be scored and expanded.
-    usable: bool
-    # What ran changed the site: there is no way back, search goes on from this node only.
-    changed_site: bool = False
 
 
 class BestFirstSearch:
@@ -77,73 +63,118 @@ class BestFirstSearch:
         self.config = config or BestFirstConfig()
 
     async def search(self, ctx: SearchContext) -> SearchOutcome:
-        tree = ctx.trace.tree
-        view = await ctx.env.observe()
-        root = tree.add_root(node_from_view(view))
+        return await _Run(self.config, ctx).go()
+
+
+# Frontier entries: highest parent value first, then the most often sampled, then the oldest.
+_Entry = tuple[float, float, int, FrontierItem]
+
+
+class _Run:
+    def __init__(self, config: BestFirstConfig, ctx: SearchContext) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.tree = ctx.trace.tree
+        # The proposals of each expanded node that have not run yet (destructive ones wait here for `needed`).
+        self.proposals: dict[int, list[FrontierItem]] = {}
+        self.seq = 0
+        self.steps = 0
+
+    async def go(self) -> SearchOutcome:
+        ctx, tree = self.ctx, self.tree
+        root = tree.add_root(node_from_view(await ctx.env.observe()))
         ctx.trace.current = root.id
         await ctx.trace.node(root)
-        notes = _RunNotes()
         for round_index in range(1, self.config.max_rounds + 1):
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
-            best = await self._round(ctx, root, notes)
-            await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(best.id)])
-            if best.status == "terminal":
-                return SearchOutcome("finished", answer=best.answer or "")
-            if best.id == root.id:
-                return ctx.failed("search found no state better than where it started")
-            if ctx.trace.current != best.id:
-                result = await ctx.backtracker.move(ctx.env, tree, best.id, None)
-                await ctx.trace.backtracked(ctx.trace.current or root.id, best.id, result)
-                if not result.committed:
-                    return SearchOutcome("failed", reason=f"could not return to the best state: {result.reason}")
-                ctx.trace.current = best.id
-            tree.reroot(best.id)
-            root = best
-            root.status = "open"
+            found = await self._round(root)
+            root = tree[tree.root_id]
+            if found.status == "terminal":
+                await answer_at(ctx, found)
+                return SearchOutcome("finished", answer=found.answer or "")
+            if found.id == root.id:
+                moved = await self._needed_destructive(root)
+                if moved is None:
+                    return ctx.failed(self._why_stuck(root))
+                root = moved
+                continue
+            _, why = await reach(ctx, found, None)
+            if ctx.trace.current != found.id:
+                return ctx.failed(f"could not return to the best state #{found.id}: {why}")
+            tree.reroot(found.id)
+            root = found
+            await ctx.trace.chose([n.id for n in tree.lineage(found.id)])
             await ctx.trace.nodes(list(tree))
-        return SearchOutcome("failed", reason=f"no answer after {self.config.max_rounds} search rounds")
+        return ctx.failed(f"no answer after {self.config.max_rounds} search rounds")
 
-    async def _round(self, ctx: SearchContext, root: Node, notes: _RunNotes) -> Node:
-        tree = ctx.trace.tree
-        frontier: list[tuple[float, float, int]] = [(-0.0, 0.0, root.id)]
-        best, best_value, scored = root, -1.0, 0
-        while frontier and scored < self.config.budget:
-            _, _, node_id = heapq.heappop(frontier)
-            node = tree[node_id]
-            if node.status == "open" and node.page is None and node.action is not None:
-                done = await self._materialize(ctx, node, notes)
-                if done.changed_site:  # even when the action then failed
-                    tree.reroot(node.id)
-                    root, best, best_value = node, node, -1.0
-                    frontier.clear()
-                    await ctx.trace.progress(f"`{node.action_text}` changed the site: #{node.id} is the new root")
-                    await ctx.trace.nodes(list(tree))
-                if not done.usable:
-                    continue
-            value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
-                                      [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]], node.answer)
-            node.value = value.value
+    async def _round(self, root: Node) -> Node:
+        """One best-first search from `root`: a stop state at the threshold, or the best state found."""
+        tree, config = self.tree, self.config
+        heap: list[_Entry] = []
+        scored = 0
+        if root.value is None:
+            await self._score(root)
             scored += 1
-            await ctx.trace.scored(node.id, "value", value.value, "self-consistency",
-                                   [s for s in value.samples if s is not None])
-            await ctx.trace.node(node)
-            await ctx.trace.progress(f"#{node.id} {node.action_text or '(start)'}: value {value.value:.2f} "
-                                     f"({value.parsed}/{len(value.samples)} verdicts readable)")
-            if value.value > best_value:
-                best, best_value = node, value.value
-            if value.value >= self.config.threshold or node.status == "terminal":
-                if value.value >= self.config.threshold:
-                    break
+        best = root
+        end = await self._consider(root, root, heap, expand=scored < config.budget)
+        while end is None and heap and scored < config.budget and self.steps < config.max_steps:
+            *_, item = heapq.heappop(heap)
+            parent = tree[item.node_id]
+            if not tree.is_below_root(parent.id) or parent.unreachable:
                 continue
-            if node.depth - root.depth >= self.config.max_depth:
+            if isinstance(item.action, Stop):
+                self._ran(item)
+                stop = stop_node(self.ctx, parent, item)
+                await self._score(stop)
+                scored += 1
+                if _value(stop) >= config.threshold:
+                    return stop
                 continue
-            for child, share in await self._children(ctx, node, notes):
-                heapq.heappush(frontier, (-value.value, -share, child.id))
-            node.status = "expanded"
-            await ctx.trace.node(node)
-        return best
+            if item.action_class is ActionClass.DESTRUCTIVE:
+                continue  # kept in `proposals`: run only if the best state needs it
+            self._ran(item)
+            step = await advance(self.ctx, parent, item)
+            self.steps += step.node is not None
+            if step.changed_site:
+                assert step.node is not None
+                root = best = step.node
+                heap.clear()
+            child = step.node
+            # A failed action is a dead end, unless what it sent changed the site: then it is where search goes on.
+            if child is None or (child.status == "dead" and not step.changed_site):
+                continue
+            await self._score(child)
+            scored += 1
+            if _value(child) > _value(best):
+                best = child
+            end = await self._consider(child, root, heap, expand=scored < config.budget)
+        self.ctx.trace.frontier = [i for items in self.proposals.values() for i in items
+                                   if tree.is_below_root(i.node_id)]
+        return end or best
 
-    async def _children(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> list[tuple[Node, float]]:
+    async def _consider(self, node: Node, root: Node, heap: list[_Entry], *, expand: bool) -> Node | None:
+        """Expand a scored node: always at the threshold (the policy may stop there), otherwise while the budget can
+        still score its children and the depth allows. Returns the stop state when the policy answers at a success."""
+        success = _value(node) >= self.config.threshold
+        if not success and not (expand and node.depth - root.depth < self.config.max_depth):
+            return None
+        items = await self._expand(node)
+        stops = [i for i in items if isinstance(i.action, Stop)]
+        if success and stops:
+            # The page is judged done and the policy answers there: that answer is the result (B1).
+            best = max(stops, key=lambda i: i.reward)
+            self._ran(best)
+            await self.ctx.trace.progress(f"#{node.id} is judged a success and the policy answers there")
+            return stop_node(self.ctx, node, best)
+        for item in items:
+            heapq.heappush(heap, (-_value(node), -item.reward, item.seq, item))
+        return None
+
+    async def _expand(self, node: Node) -> list[FrontierItem]:
+        """The policy's top-b proposals at `node` by count (sampled once per node), less those already run."""
+        if node.id in self.proposals:
+            return list(self.proposals[node.id])
+        ctx = self.ctx
         messages = build_cot_messages(ctx.task, node.text, node.url,
                                       history_text(history_of(ctx, node), self.config.history),
                                       config=self.config.prompt)
@@ -158,73 +189,66 @@ class BestFirstSearch:
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
             if validate_action(action, node.page, node.space) is None:
                 samples.append(Candidate(action, action.to_text(), thought))
-        children: list[tuple[Node, float]] = []
         top = top_by_count(samples, self.config.branching)
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
+        items: list[FrontierItem] = []
         for (candidate, share), classification in zip(top, classifications, strict=True):
             await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
-            child = ctx.trace.tree.add_child(node.id, Node(
-                id=-1, parent_id=None, depth=0, url=node.url, action=candidate.action,
-                action_text=candidate.action_text, action_class=classification.action_class,
-                thought=candidate.thought, reward=share))
-            notes.classifications[child.id] = classification
-            children.append((child, share))
-            await ctx.trace.node(child)
+            element_id = candidate.action.element_id
+            locator = (node.page.elements[element_id].locator
+                       if element_id is not None and node.page is not None and element_id in node.page.elements
+                       else None)
+            self.seq += 1
+            items.append(FrontierItem(
+                node_id=node.id, action=candidate.action, action_text=candidate.action_text,
+                action_class=classification.action_class, reward=share, thought=candidate.thought, locator=locator,
+                reasons=classification.reasons, sends=classification.sends, seq=self.seq))
+        self.proposals[node.id] = items
+        node.status = "expanded"
+        await ctx.trace.node(node)
         await ctx.trace.progress(f"#{node.id}: {len(samples)}/{len(completion.texts)} usable samples; branching on "
-                                 + "; ".join(f"{c.action_text} ({s:.0%})" for c, s in children))
-        return children
+                                 + "; ".join(f"{i.action_text} [{i.action_class.value}] ({i.reward:.0%})"
+                                             for i in items))
+        return list(items)
 
-    async def _materialize(self, ctx: SearchContext, node: Node, notes: _RunNotes) -> _Materialized:
-        """Run the action that leads to `node` from its parent; not usable when it cannot or must not run, or failed."""
-        tree = ctx.trace.tree
-        assert node.parent_id is not None and node.action is not None
-        parent = tree[node.parent_id]
-        if isinstance(node.action, Stop):
-            node.text, node.page, node.title, node.tabs = parent.text, parent.page, parent.title, parent.tabs
-            node.status, node.answer = "terminal", node.action.answer
-            return _Materialized(True)
-        classification = notes.classifications.get(node.id, Classification(ActionClass.DESTRUCTIVE))
-        if node.action_class is ActionClass.DESTRUCTIVE:
-            decision = await ask_approval(ctx, parent, node.action, node.action_text, classification)
-            if not decision.approved:
-                node.status = "dead"
-                await ctx.trace.node(node)
-                return _Materialized(False)
-        action: Action | None
-        if ctx.trace.current != parent.id:
-            result = await ctx.backtracker.move(ctx.env, tree, parent.id, node.action)
-            await ctx.trace.backtracked(ctx.trace.current if ctx.trace.current is not None else parent.id,
-                                        parent.id, result)
-            if result.working_tab_changed:
-                raise LostTrack(f"replay failed and the working tab was left at an unknown page ({result.reason})")
-            if not result.committed:
-                node.status = "dead"
-                await ctx.trace.node(node)
-                return _Materialized(False)
-            action = result.action
-        else:
-            action = live_action(ctx, parent, node.action)
-        if action is None:
-            node.status = "dead"
-            await ctx.trace.node(node)
-            return _Materialized(False)
-        # A destructive node gets here only once the user approved it: what the approval named may pass the network
-        # gate, once; anything else it sends is held and asked about.
-        approved = classification.sends if node.action_class is ActionClass.DESTRUCTIVE else None
-        outcome = await ctx.env.execute(action, allow=approved)
-        check = post_check(node.action_class or ActionClass.SAFE, outcome.requests)
-        await ctx.trace.post_checked(parent.id, node.action_text, check)
-        node.action_class = check.effective_class
-        view = await ctx.env.observe()
-        fresh = node_from_view(view)
-        node.url, node.title, node.text, node.page = fresh.url, fresh.title, fresh.text, fresh.page
-        node.space = fresh.space
-        node.tabs, node.active_tab = fresh.tabs, fresh.active_tab
-        ctx.trace.current = node.id
-        await record_step(ctx, node, "" if outcome.ok else outcome.error)
-        changed_site = check.reroots(outcome.ok)
-        if not outcome.ok:
-            node.status = "dead"
-            await ctx.trace.node(node)
-            return _Materialized(False, changed_site)
-        return _Materialized(True, changed_site)
+    async def _needed_destructive(self, node: Node) -> Node | None:
+        """Nothing safe did better than `node`: run the destructive move the policy proposed there most often, if the
+        user allows it. Returns the state it led to (the new root), or None."""
+        waiting = sorted((i for i in self.proposals.get(node.id, []) if i.action_class is ActionClass.DESTRUCTIVE),
+                         key=lambda i: (-i.reward, i.seq))
+        for item in waiting:
+            self._ran(item)
+            step = await advance(self.ctx, node, item)
+            if step.node is None:
+                continue
+            self.steps += 1
+            return step.node if step.changed_site else None
+        return None
+
+    async def _score(self, node: Node) -> None:
+        ctx = self.ctx
+        value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
+                                  [n.action_text for n in self.tree.lineage(node.id)[1:]], node.answer)
+        node.value = value.value
+        await ctx.trace.scored(node.id, "value", value.value, "self-consistency",
+                               [s for s in value.samples if s is not None])
+        await ctx.trace.node(node)
+        await ctx.trace.progress(f"#{node.id} {node.action_text or '(start)'}: value {value.value:.2f} "
+                                 f"({value.parsed}/{len(value.samples)} verdicts readable)")
+
+    def _ran(self, item: FrontierItem) -> None:
+        """`item` is taken: it is not proposed again in a later round."""
+        items = self.proposals.get(item.node_id, [])
+        if item in items:
+            items.remove(item)
+
+    def _why_stuck(self, root: Node) -> str:
+        if self.steps >= self.config.max_steps:
+            return f"reached the step limit ({self.config.max_steps}) without an answer"
+        if _value(root) >= self.config.threshold:
+            return f"#{root.id} was judged a success, but the model never proposed to stop there"
+        return "search found no state better than where it started"
+
+
+def _value(node: Node) -> float:
+    return node.value if node.value is not None else 0.0

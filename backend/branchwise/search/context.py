@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -21,7 +22,7 @@ from .classes import ActionClassifier, Classification
 from .examples import ExampleIndex
 from .generate import HistoryEntry
 from .roles import ModelRoles
-from .snapshot import retarget
+from .snapshot import retarget, state_key
 from .trace import SearchTrace
 from .tree import Node
 from .urlcheck import UrlCheck
@@ -52,6 +53,8 @@ class SearchContext:
     secrets: SecretKeeper = field(default_factory=SecretKeeper)
     # The actions the user refused to run (ask_approval), in order: they explain a search that ends without an answer.
     denied: list[str] = field(default_factory=list)
+    # How often each action ran on each page (state, action text): WebArena's repeat limit (step.MAX_REPEATS).
+    repeats: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def failed(self, reason: str) -> SearchOutcome:
         """The search ends without an answer for `reason`, naming the actions it was not allowed to run."""
@@ -79,7 +82,8 @@ class SearchStrategy(Protocol):
 
 def node_from_view(view: EnvView, **fields: object) -> Node:
     node = Node(id=-1, parent_id=None, depth=0, url=view.url, title=view.title, text=view.text, page=view.page,
-                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view))
+                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view),
+                state=state_key(view.url, view.page, view.text))
     for name, value in fields.items():
         setattr(node, name, value)
     return node

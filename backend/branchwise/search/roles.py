@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ..chat_model import ChatModel
+from ..chat_model import ChatModel, complete_fitting
 from ..llm import ChatMessage, Completion, LLMConfig, Usage
 
 Role = Literal["policy", "value", "reward"]
@@ -44,8 +44,8 @@ class RoleModel:
         stop: Sequence[str] | None = None,
         top_p: float | None = None,
     ) -> Completion:
-        completion = await self.client.complete(
-            messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
+        completion = await complete_fitting(
+            self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
             top_logprobs=top_logprobs, stop=stop, top_p=top_p,
         )
         self.usage = self.usage + completion.usage

@@ -1,0 +1,134 @@
+"""The one step every search strategy takes: run an action proposed at a node and add the state it leads to.
+
+In order: ask the user first if the action is destructive (before any replay is spent on it); bring the browser to the
+node (speculative replay; a failed one marks the node so no other action there tries the same replay); move the action
+onto the live page; run it with exactly what its approval lets through the network gate; check what it really sent;
+observe; add the child; recognise a revisited state; re-root the tree when the site changed. And the last step: give an
+answer proposed at a node, from that node's page.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..actions import Action, Stop
+from ..safety.postcheck import post_check
+from .classes import ActionClass, Classification
+from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
+from .frontier import FrontierItem
+from .tree import Node
+
+log = logging.getLogger(__name__)
+
+# WebArena stops an agent that proposes the same action more than this often on one page.
+MAX_REPEATS = 3
+
+
+@dataclass(frozen=True)
+class Advanced:
+    """What came of one step. `node` is the state the action led to (None when nothing ran: `reason` says why);
+    `changed_site` means the tree was re-rooted at it, so nothing before it can be reached again."""
+
+    node: Node | None
+    reason: str = ""
+    changed_site: bool = False
+
+
+async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple[Action | None, str]:
+    """Bring the working tab to `node` so `pending` can run there; returns the action as it must run on the live page,
+    or None and why not. A replay that cannot work is remembered on the node."""
+    tree = ctx.trace.tree
+    if node.unreachable:
+        return None, node.unreachable
+    if ctx.trace.current == node.id:
+        if pending is None:
+            return None, ""
+        moved = live_action(ctx, node, pending)
+        return (moved, "") if moved is not None else (None, "its element is gone from the page")
+    source = ctx.trace.current if ctx.trace.current is not None else tree.root_id
+    result = await ctx.backtracker.move(ctx.env, tree, node.id, pending)
+    await ctx.trace.backtracked(source, node.id, result)
+    if result.working_tab_changed:
+        raise LostTrack(f"replay failed and the working tab was left at an unknown page ({result.reason})")
+    if not result.committed:
+        node.unreachable = f"cannot go back to #{node.id}: {result.reason}"
+        return None, node.unreachable
+    ctx.trace.current = node.id
+    return result.action, ""
+
+
+async def advance(ctx: SearchContext, parent: Node, item: FrontierItem) -> Advanced:
+    """Run `item` (proposed at `parent`) in the working tab and add the state it leads to as `parent`'s child."""
+    tree = ctx.trace.tree
+    destructive = item.action_class is ActionClass.DESTRUCTIVE
+    if parent.unreachable:
+        return Advanced(None, parent.unreachable)
+    if destructive:
+        decision = await ask_approval(ctx, parent, item.action, item.action_text,
+                                      Classification(item.action_class, item.reasons, item.sends))
+        if not decision.approved:
+            return Advanced(None, f"`{item.action_text}` was not allowed")
+    repeat = (parent.state, item.action_text)
+    if parent.state and ctx.repeats[repeat] >= MAX_REPEATS:
+        return Advanced(None, f"`{item.action_text}` already ran {MAX_REPEATS} times on this page")
+    action, why = await reach(ctx, parent, item.action)
+    if action is None:
+        await ctx.trace.progress(f"not running `{item.action_text}`: {why}")
+        return Advanced(None, why)
+    ctx.repeats[repeat] += 1
+    # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
+    # once; anything else it sends is held and asked about.
+    outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
+    check = post_check(item.action_class, outcome.requests)
+    await ctx.trace.post_checked(parent.id, item.action_text, check)
+    view = await ctx.env.observe()
+    child = tree.add_child(parent.id, node_from_view(
+        view, action=item.action, action_text=item.action_text, action_locator=item.locator,
+        action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
+    ctx.trace.current = child.id
+    await record_step(ctx, child, "" if outcome.ok else outcome.error)
+    changed_site = check.reroots(outcome.ok)
+    if not outcome.ok:
+        # The page refused the action: the record stays, but nothing is explored from there.
+        child.status = "dead"
+        await ctx.trace.progress(f"`{item.action_text}` failed: {outcome.error}")
+    if changed_site:
+        tree.reroot(child.id)
+        await ctx.trace.progress(f"`{item.action_text}` changed the site: #{child.id} is the new root")
+        await ctx.trace.nodes(list(tree))
+    elif outcome.ok:
+        twin = tree.revisit_of(child)
+        if twin is not None:
+            # The tab shows a state search already has (A -> C -> A): go on from there instead of exploring it twice.
+            child.status, child.same_as = "dead", twin.id
+            ctx.trace.current = twin.id
+            await ctx.trace.progress(f"`{item.action_text}` led back to the page of #{twin.id}; not explored again")
+    await ctx.trace.node(child)
+    return Advanced(child, changed_site=changed_site)
+
+
+def stop_node(ctx: SearchContext, parent: Node, item: FrontierItem) -> Node:
+    """The end state of the answer `item` proposes at `parent`: the same page, nothing run."""
+    assert isinstance(item.action, Stop)
+    return ctx.trace.tree.add_child(parent.id, Node(
+        id=-1, parent_id=None, depth=0, url=parent.url, title=parent.title, text=parent.text, page=parent.page,
+        tabs=parent.tabs, active_tab=parent.active_tab, state=parent.state, action=item.action,
+        action_text=item.action_text, action_class=ActionClass.TERMINATING, thought=item.thought,
+        reward=item.reward, status="terminal", answer=item.action.answer))
+
+
+async def answer_at(ctx: SearchContext, end: Node) -> None:
+    """Give the answer of the stop node `end`: the browser goes to the page it was proposed on first, so the tab the
+    user is left with shows the page the answer was read from, and the stop is the last step of the trajectory."""
+    assert end.parent_id is not None
+    parent = ctx.trace.tree[end.parent_id]
+    _, why = await reach(ctx, parent, None)
+    if ctx.trace.current != parent.id:
+        # The answer stands (the model read it there), but the user is told the tab shows another page.
+        await ctx.trace.progress(f"the answer was read on #{parent.id} ({parent.url}), but the tab could not be "
+                                 f"brought back there: {why}")
+    ctx.trace.current = end.id
+    await ctx.trace.node(end)
+    await record_step(ctx, end)
+    await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(end.id)])

@@ -1,0 +1,178 @@
+"""A small fake site for the planner's strategy tests: pages linked by their links, an environment that walks them, a
+backtracker that records where search went back to (and can be told to fail), and model answers keyed on the page.
+
+Home ([1] Books, [2] About, [3] Contact, [4] button Subscribe) -> Books ([1] Home, [2] Orchard, [3] button Buy all) ->
+Orchard ([1] Home, [2] 'Published 1997', [3] Books).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from branchwise.actions import Action, Click
+from branchwise.agent.env import EnvView, ExecResult
+from branchwise.agent.reporting import TerminalReporter
+from branchwise.agent.watch import ExpectedRequest
+from branchwise.protocol import ElementFacts
+from branchwise.search.approval import Approver, ScriptedApprover
+from branchwise.search.backtrack import BacktrackResult
+from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
+from branchwise.search.heuristic import HeuristicClassifier
+from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.trace import SearchTrace
+from branchwise.search.tree import SearchTree
+from branchwise.store import RunRecord, RunStore, StoredRun
+
+from fake_models import Call, FakeModel
+from pageviews import page
+
+HOME_URL, BOOKS_URL, ORCHARD_URL = "https://books.example/", "https://books.example/books", \
+    "https://books.example/books/orchard"
+ABOUT_URL, CONTACT_URL = "https://books.example/about", "https://books.example/contact"
+PAGES = {
+    HOME_URL: page(("link", "Books"), ("link", "About"), ("link", "Contact"), ("button", "Subscribe"),
+                   url=HOME_URL, title="Home"),
+    BOOKS_URL: page(("link", "Home"), ("link", "Orchard"), ("button", "Buy all"), url=BOOKS_URL, title="Books"),
+    ORCHARD_URL: page(("link", "Home"), ("StaticText", "Published 1997"), ("link", "Books"), url=ORCHARD_URL,
+                      title="The Quiet Orchard"),
+    ABOUT_URL: page(("link", "Home"), url=ABOUT_URL, title="About"),
+    CONTACT_URL: page(("link", "Home"), url=CONTACT_URL, title="Contact"),
+}
+LINKS = {"Books": BOOKS_URL, "About": ABOUT_URL, "Contact": CONTACT_URL, "Home": HOME_URL, "Orchard": ORCHARD_URL}
+TASK = "When was The Quiet Orchard published?"
+
+
+@dataclass
+class SiteEnv:
+    """Clicking a link opens its page; buttons do nothing visible."""
+
+    url: str = HOME_URL
+    last: EnvView | None = None
+    executed: list[tuple[str, str]] = field(default_factory=list)
+
+    async def observe(self) -> EnvView:
+        shown = PAGES[self.url]
+        self.last = EnvView(shown.text, shown.url, shown.title, tab_id=1, raw_node_count=len(shown.elements),
+                            page=shown)
+        return self.last
+
+    async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
+        self.executed.append((self.url, action.to_text()))
+        if isinstance(action, Click):
+            element = PAGES[self.url].elements[action.element_id]
+            self.url = LINKS.get(element.name, self.url)
+        return ExecResult(True)
+
+    async def inspect(self, element_ids: object) -> dict[int, ElementFacts]:
+        return {}
+
+
+@dataclass
+class FakeBacktracker:
+    """Moves the env to the target node's page, except for the node ids in `fail`."""
+
+    env: SiteEnv
+    fail: set[int] = field(default_factory=set)
+    moves: list[int] = field(default_factory=list)
+    mode: str = "speculative"
+
+    async def move(self, env: object, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
+        self.moves.append(target_id)
+        if target_id in self.fail:
+            return BacktrackResult(False, "speculative", "the page changed: link 'Home' is gone")
+        self.env.url = tree[target_id].url
+        await self.env.observe()
+        return BacktrackResult(True, "speculative", action=pending)
+
+
+def act(action: str) -> str:
+    return f"Let's think step-by-step. I look at the page. In summary, the next action I will perform is ```{action}```"
+
+
+def verdict(status: str, on_track: str = "yes") -> str:
+    return f"Thoughts: judged.\nStatus: {status}\nOn the right track to success: {on_track}"
+
+
+def page_of(call: Call) -> str:
+    """The URL the prompt shows the page of (policy prompts say `URL:`, value prompts `Current URL:`); a retry after
+    an invalid answer asks about the page of the turn before."""
+    for message in reversed(call.messages):
+        found = re.findall(r"^(?:Current )?URL: (\S+)", message.content, re.M)
+        if found:
+            return found[-1]
+    return ""
+
+
+def answer_of(call: Call) -> str | None:
+    found = re.search(r"^Agent's answer to the user: (.*)$", call.last, re.M)
+    return None if found is None or found.group(1).startswith("(none") else found.group(1)
+
+
+Choices = Callable[[Call], str | Sequence[str]]
+
+
+def by_page(answers: dict[str, str | Sequence[str]]) -> Choices:
+    """The same answers whenever the prompt is at a page (all n choices cycle through them)."""
+    return lambda call: answers[page_of(call)]
+
+
+def in_turn(answers: dict[str, Sequence[str]]) -> Choices:
+    """Each call at a page takes the next answer for that page (the last one repeats): generators that disagree."""
+    seen: Counter[str] = Counter()
+
+    def choose(call: Call) -> str:
+        url = page_of(call)
+        options = answers[url]
+        seen[url] += 1
+        return options[min(seen[url], len(options)) - 1]
+
+    return choose
+
+
+@dataclass(frozen=True)
+class SiteRun:
+    outcome: SearchOutcome
+    stored: StoredRun
+    env: SiteEnv
+    backtracker: FakeBacktracker
+    policy: FakeModel
+    value: FakeModel
+    shown: str
+
+    def calls_at(self, model: FakeModel, url: str) -> int:
+        return sum(page_of(call) == url for call in model.calls)
+
+
+def checklist_judge(call: Call) -> str:
+    """The reward model (action_aware) with a one-item checklist, rating every proposal alike."""
+    if "Starting URL:" in call.last:
+        return "Checklist 1: Find the year - read it off the book's page"
+    return "Checklist 1: In Progress"
+
+
+def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value: Choices | None = None, *,
+                reward: Choices = checklist_judge, approver: Approver | None = None,
+                fail: set[int] | None = None) -> SiteRun:
+    """One search for TASK on the fake site."""
+    out = io.StringIO()
+    reporter = TerminalReporter(out)
+    env = SiteEnv()
+    backtracker = FakeBacktracker(env, fail or set())
+    policy_model = FakeModel(policy)
+    value_model = FakeModel(value or (lambda call: verdict("failure")))
+    reward_model = FakeModel(reward)
+    roles = ModelRoles(RoleModel(policy_model, "policy"), RoleModel(value_model, "value"),
+                       RoleModel(reward_model, "reward"))
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        store.start_run(RunRecord(run_id="r1", task=TASK, strategy=strategy.name))
+        trace = SearchTrace("r1", strategy.name, reporter, store)
+        ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
+                            approver or ScriptedApprover([]), trace, reporter, [])
+        outcome = asyncio.run(strategy.search(ctx))
+        return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue())

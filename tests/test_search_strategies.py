@@ -1,0 +1,167 @@
+"""Both search strategies on a small fake site: answers given where they were read, budgets kept, destructive actions
+kept out of exploring, failed replays not retried, revisited pages not explored twice, lone stops deferred."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
+from branchwise.search.approval import ScriptedApprover
+from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
+from branchwise.search.context import SearchOutcome
+from branchwise.search.value import ValueConfig
+
+from fake_models import Call
+from fake_site import (
+    BOOKS_URL,
+    HOME_URL,
+    ORCHARD_URL,
+    SiteRun,
+    act,
+    answer_of,
+    by_page,
+    checklist_judge,
+    in_turn,
+    page_of,
+    search_site,
+    verdict,
+)
+
+
+def best_first(**config: object) -> BestFirstSearch:
+    return BestFirstSearch(BestFirstConfig.model_validate({"candidates": 5, "value": ValueConfig(n=2)} | config))
+
+
+def action_aware() -> ActionAwareSearch:
+    return ActionAwareSearch(ActionAwareConfig(rephrase=False))
+
+
+def trajectory(run: SiteRun) -> list[str]:
+    by_id = {n.node_id: n for n in run.stored.nodes}
+    return [by_id[i].action_text for i in run.stored.trajectory]
+
+
+def node_of(run: SiteRun, action_text: str) -> int:
+    return next(n.node_id for n in run.stored.nodes if n.action_text == action_text)
+
+
+# The policy walks Home -> Books -> Orchard and answers there.
+WALK = {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")}
+
+
+def test_best_first_answers_at_a_state_judged_a_success_before_anything_was_answered(tmp_path: Path) -> None:
+    """B1: real value models call the page with the answer a success; the answer must then come from the policy."""
+    def value(call: Call) -> str:
+        return verdict("success") if page_of(call) == ORCHARD_URL else verdict("failure")
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
+    assert run.env.url == ORCHARD_URL
+    # Each state was scored once; the answer was not scored again: the policy gave it at a success.
+    assert [page_of(c) for c in run.value.calls] == [HOME_URL, BOOKS_URL, ORCHARD_URL]
+
+
+def test_best_first_keeps_the_budget_exact_and_never_scores_a_state_twice(tmp_path: Path) -> None:
+    """B2: with c = 2, the second state scored is not expanded in that round; the next round does not re-score it."""
+    def value(call: Call) -> str:
+        if answer_of(call) == "1997":
+            return verdict("success")
+        return verdict("failure", "yes" if page_of(call) != HOME_URL else "no")
+
+    run = search_site(tmp_path, best_first(budget=2), by_page(WALK), value)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    # Books was scored as the budget ran out: sampled once (next round), scored once, never twice.
+    assert run.calls_at(run.policy, BOOKS_URL) == 1
+    assert run.calls_at(run.value, BOOKS_URL) == 1
+    assert run.calls_at(run.value, HOME_URL) == 1
+    assert "search round 2 from #1" in run.shown
+
+
+def test_best_first_moves_the_browser_to_the_page_the_chosen_answer_was_read_from(tmp_path: Path) -> None:
+    """B3: the stop proposed on Books wins after Orchard was explored; the tab must show Books again."""
+    policy = by_page({HOME_URL: act("click [1]"),
+                      BOOKS_URL: [act("click [2]"), act("click [2]"), act("click [2]"), act("stop [A]"),
+                                  act("stop [A]")],
+                      ORCHARD_URL: act("click [3]")})
+
+    def value(call: Call) -> str:
+        if answer_of(call) == "A":
+            return verdict("success")
+        return verdict("failure", "no" if page_of(call) == ORCHARD_URL else "yes")
+
+    run = search_site(tmp_path, best_first(), policy, value)
+    assert run.outcome == SearchOutcome("finished", answer="A")
+    books = node_of(run, "click [1]")
+    assert run.backtracker.moves == [books]
+    assert run.env.url == BOOKS_URL
+    assert trajectory(run) == ["", "click [1]", "stop [A]"]
+    end = next(n for n in run.stored.nodes if n.status == "terminal")
+    assert end.parent_id == books and end.url == BOOKS_URL
+
+
+def test_best_first_never_runs_a_destructive_proposal_while_exploring(tmp_path: Path) -> None:
+    policy = by_page({HOME_URL: act("click [1]"),
+                      BOOKS_URL: [act("click [3]"), act("click [3]"), act("click [3]"), act("click [2]")],
+                      ORCHARD_URL: act("stop [1997]")})
+
+    def value(call: Call) -> str:
+        return verdict("success") if answer_of(call) == "1997" else verdict("failure")
+
+    approver = ScriptedApprover([True])
+    run = search_site(tmp_path, best_first(), policy, value, approver=approver)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    # "Buy all" was the most sampled move on Books, but a safe move reached the answer: nobody was asked.
+    assert approver.requests == []
+    assert (BOOKS_URL, "click [3]") not in run.env.executed
+
+
+def test_a_failed_replay_marks_its_node_so_no_other_action_there_retries_it(tmp_path: Path) -> None:
+    policy = by_page({HOME_URL: [act("click [1]"), act("click [1]"), act("click [2]"), act("click [3]")],
+                      BOOKS_URL: act("click [2]"), ORCHARD_URL: act("click [3]")})
+    run = search_site(tmp_path, best_first(), policy, fail={0})
+    # About and Contact both wait on the start page; after one replay there failed, the other is not tried.
+    assert run.backtracker.moves == [0]
+    assert not any(url == HOME_URL and action in ("click [2]", "click [3]") for url, action in run.env.executed)
+    assert "cannot go back to #0: the page changed" in run.shown
+
+
+def test_action_aware_defers_a_lone_stop_and_gives_it_from_its_own_page(tmp_path: Path) -> None:
+    """B6 + B3: one generator of three answers on Books; the others go on to Orchard, whose only move leads back to
+    the start page (recognised, not explored again). The deferred answer is then the one left, and it is given from
+    Books, with the browser moved back there."""
+    policy = in_turn({HOME_URL: [act("click [1]")],
+                      BOOKS_URL: [act("stop [1997]"), act("click [2]")],
+                      ORCHARD_URL: [act("click [1]")]})
+    run = search_site(tmp_path, action_aware(), policy)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    books = node_of(run, "click [1]")
+    assert run.env.url == BOOKS_URL and run.backtracker.moves == [books]
+    assert trajectory(run) == ["", "click [1]", "stop [1997]"]
+    # Orchard -> Home was recognised as the start page: the start page was expanded once.
+    assert run.calls_at(run.policy, HOME_URL) == 3
+    assert "led back to the page of #0; not explored again" in run.shown
+    assert "deferred until 2 agree" in run.shown
+
+
+def test_action_aware_gives_the_best_rewarded_answer_not_the_most_frequent(tmp_path: Path) -> None:
+    """B6: two generators say 2003, one says 1997, and the reward model rates only 1997 as reading the year."""
+    def reward(call: Call) -> str:
+        if "Starting URL:" in call.last:
+            return checklist_judge(call)
+        return "Checklist 1: Yes" if "stop [1997]" in call.last else "Checklist 1: No"
+
+    policy = in_turn({HOME_URL: [act("stop [2003]"), act("stop [1997]"), act("stop [2003]")]})
+    run = search_site(tmp_path, action_aware(), policy, reward=reward)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+
+
+def test_action_aware_asks_before_spending_a_replay_on_a_destructive_action(tmp_path: Path) -> None:
+    """Subscribe waits on the start page while search is on Books, a dead end; denied, it needs no replay."""
+    policy = in_turn({HOME_URL: [act("click [1]"), act("click [1]"), act("click [4]")],
+                      BOOKS_URL: [act("click [99]")]})
+    approver = ScriptedApprover([False])
+    run = search_site(tmp_path, action_aware(), policy, approver=approver)
+    assert [r.action_text for r in approver.requests] == ["click [4]"]
+    assert run.backtracker.moves == []
+    assert run.outcome.status == "failed" and "not allowed to run `click [4]`" in run.outcome.reason
