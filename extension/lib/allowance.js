@@ -29,11 +29,17 @@ export function allowanceOf(entries) {
   return (entries || []).map((e) => ({ method: String(e.method).toUpperCase(), url: String(e.url), used: false }));
 }
 
-// Uses up the first unused entry the request matches; returns it as the wire names it ({method, url}), or null.
-export function takeEntry(allowance, method, url) {
+// The index of the first unused entry the request matches, or -1.
+export function findEntry(allowance, method, url) {
   const wanted = method.toUpperCase();
-  const entry = allowance.find((e) => !e.used && e.method === wanted && sameAddress(e.url, url));
-  if (!entry) return null;
-  entry.used = true;
-  return { method: entry.method, url: entry.url };
+  return allowance.findIndex((e) => !e.used && e.method === wanted && sameAddress(e.url, url));
+}
+
+// Uses up (in place) the first unused entry the request matches; returns it as the wire names it ({method, url}), or
+// null. The gate uses findEntry and marks the entry used through the tab's state (tabstate.js).
+export function takeEntry(allowance, method, url) {
+  const index = findEntry(allowance, method, url);
+  if (index < 0) return null;
+  allowance[index].used = true;
+  return { method: allowance[index].method, url: allowance[index].url };
 }
