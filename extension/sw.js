@@ -10,11 +10,12 @@ import { CommandError, newId } from "./lib/protocol.js";
 import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus } from "./lib/status.js";
 import {
-  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, isHanded,
-  listHanded, loadHanded, openTab, requireHanded,
+  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, listHanded, openTab,
+  requireHanded,
 } from "./lib/tabs.js";
-import { onCdpEvent } from "./lib/cdp.js";
-import { dropGuard, guardIfOpenedByGuarded, loadGuarded } from "./lib/guard.js";
+import { currentDialog, onCdpEvent } from "./lib/cdp.js";
+import { dropGuard, guardIfOpenedByGuarded } from "./lib/guard.js";
+import { isHanded, loadTabState } from "./lib/tabstate.js";
 import {
   blockIfOpenedByGated, dropGate, gateIfOpenedByGated, releaseHold, setGate, startGate, unblockOpened, withAllowance,
 } from "./lib/gate.js";
@@ -101,7 +102,7 @@ const ADOPT_WAIT_MS = 3000;
 
 function undoUnlessAdopted(tabId, undo) {
   setTimeout(async () => {
-    await loadHanded();
+    await loadTabState();
     if (!isHanded(tabId)) await undo(tabId);
   }, ADOPT_WAIT_MS);
 }
@@ -121,19 +122,16 @@ chrome.tabs.onRemoved.addListener(async (tabId) => {
 });
 
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
-  await loadHanded();
+  await loadTabState();
   if (isHanded(tabId) && (change.url || change.status === "complete")) {
     emit({ type: "tab_event", id: newId(), tab_id: tabId, event: "updated", url: tab.url || "" });
   }
 });
 
+// cdp.js records the dialog before its listeners hear of the event.
 onCdpEvent((tabId, method, params, sessionId) => {
   if (method === "Page.javascriptDialogOpening" && !sessionId && isHanded(tabId)) {
-    emit({
-      type: "dialog_event", id: newId(), tab_id: tabId,
-      dialog: { dialog_type: params.type, message: params.message || "", default_prompt: params.defaultPrompt || "",
-        url: params.url || "" },
-    });
+    emit({ type: "dialog_event", id: newId(), tab_id: tabId, dialog: currentDialog(tabId) });
   }
 });
 
@@ -181,6 +179,5 @@ chrome.runtime.onStartup.addListener(() => connection.ensure());
 chrome.runtime.onInstalled.addListener(() => connection.ensure());
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
 
-loadHanded();
-loadGuarded();
+loadTabState();
 connection.ensure();

@@ -1,11 +1,10 @@
 // chrome.debugger plumbing: one attachment per handed-over tab, child sessions for out-of-process iframes (OOPIFs),
-// and the JavaScript dialog each tab currently shows.
+// and the JavaScript dialog each tab currently shows, kept in the tab's record (tabstate.js, `debugger`).
 import { CommandError } from "./protocol.js";
+import { tabState, update } from "./tabstate.js";
 
 const PROTOCOL = "1.3";
 
-// tabId -> { sessions: Map<targetKey, {sessionId, parentSessionId, frameId}>, dialog, attaching }
-const tabs = new Map();
 const eventListeners = new Set();
 const childHooks = new Set();
 // Child targets start paused (waitForDebuggerOnStart) so hooks can set them up before their first request.
@@ -33,15 +32,6 @@ async function startChild(tabId, params) {
     await chrome.debugger.sendCommand({ tabId, sessionId: params.sessionId }, "Runtime.runIfWaitingForDebugger")
       .catch(() => {});
   }
-}
-
-function stateFor(tabId) {
-  let state = tabs.get(tabId);
-  if (!state) {
-    state = { sessions: new Map(), dialog: null, attached: null };
-    tabs.set(tabId, state);
-  }
-  return state;
 }
 
 function cdpError(method, error) {
@@ -79,18 +69,18 @@ async function attachOnce(tabId) {
 }
 
 export async function ensureAttached(tabId) {
-  const state = stateFor(tabId);
-  if (!state.attached) {
-    state.attached = attachOnce(tabId).catch((error) => {
-      state.attached = null;
-      throw error;
-    });
-  }
-  return state.attached;
+  const { attached } = tabState(tabId).debugger;
+  if (attached) return attached;
+  const attaching = attachOnce(tabId).catch((error) => {
+    update(tabId, { type: "attach_failed", attached: attaching });
+    throw error;
+  });
+  update(tabId, { type: "attaching", attached: attaching });
+  return attaching;
 }
 
 export function forgetTab(tabId) {
-  tabs.delete(tabId);
+  update(tabId, { type: "debugger_gone" });
 }
 
 export async function detach(tabId) {
@@ -103,17 +93,17 @@ export async function detach(tabId) {
 }
 
 export function currentDialog(tabId) {
-  return tabs.get(tabId)?.dialog || null;
+  return tabState(tabId).debugger.dialog;
 }
 
-// Out-of-process iframe sessions of a tab, keyed by the iframe's frame id (the `target` of an ElementRef).
+// Out-of-process iframe sessions of a tab, keyed by the iframe's frame id (the `target` of an ElementRef). Read only.
 export function childSessions(tabId) {
-  return stateFor(tabId).sessions;
+  return tabState(tabId).debugger.sessions;
 }
 
 export function sessionFor(tabId, targetKey) {
   if (!targetKey) return undefined;
-  const entry = stateFor(tabId).sessions.get(targetKey);
+  const entry = childSessions(tabId).get(targetKey);
   if (!entry) throw new CommandError("cdp_error", `the frame ${targetKey} is gone; observe the page again`);
   return entry.sessionId;
 }
@@ -121,14 +111,11 @@ export function sessionFor(tabId, targetKey) {
 chrome.debugger.onEvent.addListener((source, method, params) => {
   const tabId = source.tabId;
   if (tabId === undefined) return;
-  const state = stateFor(tabId);
   if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe") {
     const childSession = params.sessionId;
-    state.sessions.set(params.targetInfo.targetId, {
-      sessionId: childSession,
-      parentSessionId: source.sessionId,
-      frameId: params.targetInfo.targetId,
-    });
+    const frameId = params.targetInfo.targetId;
+    update(tabId, { type: "child_session", key: frameId,
+      session: { sessionId: childSession, parentSessionId: source.sessionId, frameId } });
     // Nested out-of-process frames attach through their parent's session.
     chrome.debugger.sendCommand({ tabId, sessionId: childSession }, "Target.setAutoAttach", AUTO_ATTACH)
       .catch(() => {});
@@ -136,18 +123,16 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
   if (method === "Target.attachedToTarget") {
     startChild(tabId, params);
   } else if (method === "Target.detachedFromTarget") {
-    for (const [key, entry] of state.sessions) {
-      if (entry.sessionId === params.sessionId) state.sessions.delete(key);
-    }
+    update(tabId, { type: "child_gone", sessionId: params.sessionId });
   } else if (method === "Page.javascriptDialogOpening" && !source.sessionId) {
-    state.dialog = {
+    update(tabId, { type: "dialog", dialog: {
       dialog_type: params.type,
       message: params.message || "",
       default_prompt: params.defaultPrompt || "",
       url: params.url || "",
-    };
+    } });
   } else if (method === "Page.javascriptDialogClosed" && !source.sessionId) {
-    state.dialog = null;
+    update(tabId, { type: "dialog", dialog: null });
   }
   for (const listener of eventListeners) listener(tabId, method, params, source.sessionId);
 });

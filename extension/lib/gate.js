@@ -17,58 +17,51 @@
 //   leave before either (see protocol/README.md).
 // - The backend does not gate guarded tabs (their mutating requests are blocked outright, guard.js), except to hand a
 //   committed speculative tab over: gate first, then lift the guard, so nothing slips out in between.
+// - The gate, the holds and the allowance are in the tab's record (tabstate.js), which persists the gate and the holds;
+//   the holds' timers, and the requests let through (for their redirects), are this worker's own.
 import { childSessions, ensureAttached, onCdpEvent, onChildSession, send } from "./cdp.js";
-import { allowanceOf, sameOrigin, takeEntry } from "./allowance.js";
+import { allowanceOf, findEntry, sameOrigin } from "./allowance.js";
+import { DEFAULT_HOLD_TIMEOUT_MS, MUTATING_METHODS, OPENED_RULE_BIT } from "./constants.js";
 import { CommandError, newId } from "./protocol.js";
+import { blockMutatingRule, flippedRuleId } from "./rules.js";
+import { findHold, loadTabState, tabState, tabStates, update } from "./tabstate.js";
 
-const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 // Every request is paused, GETs included, and GETs are continued at once. Pausing only the resource types that can
 // carry a POST (not images, scripts, stylesheets...) saved ~25 % of the added load time, within the noise
 // (BENCHMARKS.md): most of the cost is Chromium routing the tab's requests through the interceptor at all, and a type
 // list misses what this Chromium's filter cannot name (FedCM's POSTs, for one).
 const PATTERNS = [{ urlPattern: "*", requestStage: "Request" }];
-const DEFAULT_HOLD_TIMEOUT_MS = 150000;
+const MUTATING = new Set(MUTATING_METHODS);
 const CHILD_TYPES = new Set(["iframe", "worker"]);
-// The temporary block rule of a tab opened by a gated tab: bit 29 flipped (guard.js uses the id and bit 30).
-const OPENED_BIT = 0x20000000;
-const STORAGE_KEY = "gate";
 const LET_THROUGH_KEPT = 200;
-// Same list as guard.js: a rule without resourceTypes leaves out main_frame, so form posts would pass.
-const ALL_TYPES = [
-  "main_frame", "sub_frame", "stylesheet", "script", "image", "font", "object", "xmlhttprequest", "ping",
-  "csp_report", "media", "websocket", "webtransport", "webbundle", "other",
-];
 
-const gated = new Map(); // tabId -> hold timeout (ms)
-const allowances = new Map(); // tabId -> the allowance of the latest act command, while it runs
-const holds = new Map(); // holdId -> { tabId, sessionId, requestId, timer }
+const timers = new Map(); // holdId -> the hold's timeout
 // Request id of a mutating request that went out -> { url, attribution: {hold_id} or {allowed} }: its 307/308
 // redirects follow, reported with the same attribution.
 const letThrough = new Map();
 let emit = () => false;
 let loaded = null;
 
+// The temporary block rule of a tab opened by a gated tab: bit 29 flipped (guard.js uses the id and bit 30).
 export function openedRuleId(tabId) {
-  return (tabId ^ OPENED_BIT) || 0x7fffffff;
+  return flippedRuleId(tabId, OPENED_RULE_BIT);
 }
 
-async function persist() {
-  const holdList = [...holds].map(([holdId, h]) => ({ holdId, tabId: h.tabId, sessionId: h.sessionId,
-    requestId: h.requestId }));
-  await chrome.storage.session.set({ [STORAGE_KEY]: { gated: [...gated], holds: holdList } });
+function gateOf(tabId) {
+  return tabState(tabId).gate;
 }
 
-// A restarted worker gets its gated tabs back; the holds it finds belong to the worker that died, whose answers
-// nobody can route any more: they are failed.
+// A restarted worker gets its gated tabs back with the tab state; the holds it finds belong to the worker that died,
+// whose answers nobody can route any more: they are failed.
 export function loadGate() {
   if (!loaded) {
-    loaded = chrome.storage.session.get(STORAGE_KEY).then(async ({ [STORAGE_KEY]: saved }) => {
-      for (const [tabId, timeoutMs] of saved?.gated || []) gated.set(tabId, timeoutMs);
-      const orphans = saved?.holds || [];
+    loaded = loadTabState().then(async () => {
+      const orphans = tabStates().flatMap(([tabId, record]) =>
+        [...record.holds].map(([holdId, h]) => ({ tabId, holdId, ...h })));
       if (!orphans.length) return;
       console.warn(`network gate: failing ${orphans.length} request(s) held before the worker restarted`);
       for (const h of orphans) await failPaused(h.tabId, h.requestId, h.sessionId || undefined);
-      await persist();
+      await Promise.all(orphans.map((h) => update(h.tabId, { type: "unhold", holdId: h.holdId })));
     });
   }
   return loaded;
@@ -91,24 +84,29 @@ function failPaused(tabId, requestId, sessionId) {
   return send(tabId, "Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, sessionId).catch(() => {});
 }
 
+function stopTimer(holdId) {
+  clearTimeout(timers.get(holdId));
+  timers.delete(holdId);
+}
+
 // Takes a hold off the record before anything is awaited, so whoever settles it (the backend's answer, the hold
-// timeout, the gate coming off) does so exactly once. Null when it is settled already.
-function takeHold(holdId) {
-  const hold = holds.get(holdId);
+// timeout, the gate coming off) does so exactly once; resolves once that is stored. Null when it is settled already.
+async function takeHold(holdId) {
+  const hold = findHold(holdId);
   if (!hold) return null;
-  holds.delete(holdId);
-  clearTimeout(hold.timer);
+  const saved = update(hold.tabId, { type: "unhold", holdId });
+  stopTimer(holdId);
+  await saved;
   return hold;
 }
 
 function holdIdsOf(tabId) {
-  return [...holds].filter(([, hold]) => hold.tabId === tabId).map(([holdId]) => holdId);
+  return [...tabState(tabId).holds.keys()];
 }
 
 async function fail(holdId, why) {
-  const hold = takeHold(holdId);
+  const hold = await takeHold(holdId);
   if (!hold) return;
-  await persist();
   console.warn(`network gate: failed held request ${holdId} of tab ${hold.tabId}: ${why}`);
   await failPaused(hold.tabId, hold.requestId, hold.sessionId);
 }
@@ -119,27 +117,24 @@ async function failHoldsOf(tabId, why) {
 
 // The tab's debugger session is gone, and its paused requests with it: only the record is left to drop.
 async function forgetHoldsOf(tabId) {
-  const ids = holdIdsOf(tabId);
-  for (const holdId of ids) takeHold(holdId);
-  if (ids.length) await persist();
+  for (const holdId of holdIdsOf(tabId)) stopTimer(holdId);
+  await update(tabId, { type: "drop_holds" });
 }
 
 export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS) {
   await loadGate();
   if (on) {
-    gated.set(tabId, holdTimeoutMs);
-    await persist();
+    await update(tabId, { type: "gate", on: true, holdTimeoutMs });
     try {
       await enableEverywhere(tabId);
     } catch (error) {
-      gated.delete(tabId);
-      await persist();
+      await update(tabId, { type: "gate", on: false });
       throw error;
     }
     return;
   }
-  if (!gated.delete(tabId)) return;
-  await persist();
+  if (!gateOf(tabId)) return;
+  await update(tabId, { type: "gate", on: false });
   await failHoldsOf(tabId, "the gate was turned off");
   await send(tabId, "Fetch.disable").catch(() => {});
   for (const entry of childSessions(tabId).values()) {
@@ -150,7 +145,7 @@ export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS
 // The tab is gone: forget its gate, its holds and its block rule.
 export async function dropGate(tabId) {
   await loadGate();
-  if (gated.delete(tabId)) await persist();
+  await update(tabId, { type: "gate", on: false });
   await forgetHoldsOf(tabId);
   await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId)] }).catch(() => {});
 }
@@ -159,26 +154,30 @@ export async function dropGate(tabId) {
 // Every act replaces the tab's allowance, an empty one included: the backend sends the next act only once it stopped
 // waiting for the previous one, so an allowance still running then belongs to nobody.
 export async function withAllowance(tabId, allow, fn) {
-  const allowance = allowanceOf(allow);
-  allowances.set(tabId, allowance);
+  const act = newId();
+  update(tabId, { type: "allow", act, entries: allowanceOf(allow) });
   try {
     return await fn();
   } finally {
-    if (allowances.get(tabId) === allowance) allowances.delete(tabId);
+    update(tabId, { type: "act_done", act });
   }
 }
 
+// Uses up the entry of the running act's allowance the request matches; returns it as the wire names it, or null.
 function takeAllowed(tabId, method, url) {
-  const allowance = allowances.get(tabId);
-  return allowance ? takeEntry(allowance, method, url) : null;
+  const { allowance } = tabState(tabId);
+  const index = allowance ? findEntry(allowance.entries, method, url) : -1;
+  if (index < 0) return null;
+  update(tabId, { type: "allowance_used", act: allowance.act, index });
+  const { method: allowedMethod, url: allowedUrl } = allowance.entries[index];
+  return { method: allowedMethod, url: allowedUrl };
 }
 
 export async function releaseHold(holdId, allow) {
-  const hold = takeHold(holdId);
+  const hold = await takeHold(holdId);
   if (!hold) {
     throw new CommandError("invalid_message", `no request is held as ${holdId} (released, failed or timed out)`);
   }
-  await persist();
   if (!allow) {
     await failPaused(hold.tabId, hold.requestId, hold.sessionId);
     return;
@@ -212,7 +211,7 @@ async function paused(tabId, params, sessionId) {
   const { requestId, request } = params;
   const method = (request.method || "").toUpperCase();
   await loadGate();
-  if (MUTATING.has(method) && !gated.has(tabId)) {
+  if (MUTATING.has(method) && !gateOf(tabId)) {
     // Paused just as the gate came off (Fetch.disable would let it go): nobody asked for it, so it fails.
     await failPaused(tabId, requestId, sessionId);
     console.warn(`network gate: failed ${method} ${request.url} of tab ${tabId}: paused while the gate came off`);
@@ -242,10 +241,10 @@ async function paused(tabId, params, sessionId) {
     return;
   }
   const holdId = newId();
-  const timeoutMs = gated.get(tabId) || DEFAULT_HOLD_TIMEOUT_MS;
-  const timer = setTimeout(() => fail(holdId, `no answer from the backend within ${timeoutMs / 1000} s`), timeoutMs);
-  holds.set(holdId, { tabId, sessionId, requestId, method, url: request.url, timer });
-  await persist();
+  const timeoutMs = gateOf(tabId)?.holdTimeoutMs || DEFAULT_HOLD_TIMEOUT_MS;
+  timers.set(holdId, setTimeout(() => fail(holdId, `no answer from the backend within ${timeoutMs / 1000} s`),
+    timeoutMs));
+  await update(tabId, { type: "hold", holdId, hold: { sessionId, requestId, method, url: request.url } });
   const initiator = header(request.headers, "referer") || header(request.headers, "origin");
   const told = emit({
     type: "request_held", id: newId(), tab_id: tabId, hold_id: holdId, method, url: request.url,
@@ -260,21 +259,21 @@ async function paused(tabId, params, sessionId) {
 // Returns whether it did.
 export async function blockIfOpenedByGated(tab) {
   await loadGate();
-  if (tab.openerTabId === undefined || !gated.has(tab.openerTabId)) return false;
+  if (tab.openerTabId === undefined || !gateOf(tab.openerTabId)) return false;
   const id = openedRuleId(tab.id);
   await chrome.declarativeNetRequest.updateSessionRules({
     removeRuleIds: [id],
-    addRules: [{ id, priority: 1, action: { type: "block" }, condition: { tabIds: [tab.id],
-      requestMethods: ["post", "put", "patch", "delete"], resourceTypes: ALL_TYPES } }],
+    addRules: [blockMutatingRule(id, tab.id)],
   }).catch((e) => console.warn(`tab ${tab.id}: no block rule: ${e.message}`));
   return true;
 }
 
 export async function gateIfOpenedByGated(sourceTabId, tabId) {
   await loadGate();
-  if (!gated.has(sourceTabId)) return;
+  const sourceGate = gateOf(sourceTabId);
+  if (!sourceGate) return;
   try {
-    await setGate(tabId, true, gated.get(sourceTabId));
+    await setGate(tabId, true, sourceGate.holdTimeoutMs);
   } catch (error) {
     console.warn(`tab ${tabId}, opened by gated tab ${sourceTabId}, not gated (its block rule stays):`, error.message);
     return;
@@ -296,13 +295,13 @@ export function startGate(emitter) {
     }
   });
   onChildSession(async (tabId, sessionId, info) => {
-    if (gated.has(tabId) && CHILD_TYPES.has(info.type)) await enableFetch(tabId, sessionId);
+    if (gateOf(tabId) && CHILD_TYPES.has(info.type)) await enableFetch(tabId, sessionId);
   });
   // The browser ended the tab's debugger session (the user cancelled the "debugging this browser" bar): its holds
   // went with it, and the gate is put back.
   chrome.debugger.onDetach.addListener((source, reason) => {
     const tabId = source.tabId;
-    if (tabId === undefined || !gated.has(tabId)) return;
+    if (tabId === undefined || !gateOf(tabId)) return;
     forgetHoldsOf(tabId).catch((e) => console.warn(`network gate, tab ${tabId}:`, e));
     if (reason === "target_closed") return;
     console.warn(`tab ${tabId}: debugger detached (${reason}); putting the network gate back`);

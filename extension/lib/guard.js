@@ -17,25 +17,21 @@
 // the tab navigates; a guard put on a tab that already shows a page sandboxes only the tab's next document.
 // Rule ids: the block rule's id is the tab id, the sandbox rule's is the tab id with bit 30 flipped (tab ids grow by
 // one from a random start, so it would take 2^30 tabs to collide; ids must fit 1..2^31-1). The rules name their tab in
-// `condition.tabIds`: the session rule set itself is the record, so a restarted worker needs no bookkeeping.
+// `condition.tabIds` and live in the browser; whether a tab is guarded is in its record (tabstate.js), which a
+// restarted worker reads back.
 import { CommandError } from "./protocol.js";
 import { ensureAttached, send } from "./cdp.js";
-
-const MUTATING = ["post", "put", "patch", "delete"];
-// A condition without `resourceTypes` matches every type except main_frame: name them all, so form posts are caught.
-const ALL_TYPES = [
-  "main_frame", "sub_frame", "stylesheet", "script", "image", "font", "object", "xmlhttprequest", "ping",
-  "csp_report", "media", "websocket", "webtransport", "webbundle", "other",
-];
+import { SANDBOX_RULE_BIT } from "./constants.js";
+import { blockMutatingRule, flippedRuleId } from "./rules.js";
+import { isLoaded, loadTabState, tabState, update } from "./tabstate.js";
 // Every sandbox token but allow-popups (allow-popups-to-escape-sandbox is moot without it; allow-top-navigation
 // includes allow-top-navigation-by-user-activation).
 export const SANDBOX_POLICY = "sandbox allow-scripts allow-same-origin allow-forms allow-modals allow-downloads " +
   "allow-pointer-lock allow-orientation-lock allow-presentation allow-storage-access-by-user-activation " +
   "allow-top-navigation allow-top-navigation-to-custom-protocols";
-const SANDBOX_BIT = 0x40000000;
 
 export function sandboxRuleId(tabId) {
-  return (tabId ^ SANDBOX_BIT) || 0x7fffffff; // tab id 2^30 would give 0, not a valid rule id
+  return flippedRuleId(tabId, SANDBOX_RULE_BIT);
 }
 
 function ruleIds(tabId) {
@@ -44,12 +40,7 @@ function ruleIds(tabId) {
 
 export function guardRules(tabId) {
   return [
-    {
-      id: tabId,
-      priority: 1,
-      action: { type: "block" },
-      condition: { tabIds: [tabId], requestMethods: MUTATING, resourceTypes: ALL_TYPES },
-    },
+    blockMutatingRule(tabId, tabId),
     {
       id: sandboxRuleId(tabId),
       priority: 1,
@@ -60,24 +51,6 @@ export function guardRules(tabId) {
       condition: { tabIds: [tabId], resourceTypes: ["main_frame", "sub_frame"] },
     },
   ];
-}
-
-// Mirror of the guarded tab ids, so tab listeners can decide without a round trip (see guardIfOpenedByGuarded).
-const guardedTabs = new Set();
-let loaded = null;
-let ready = false;
-
-export function loadGuarded() {
-  if (!loaded) {
-    loaded = chrome.declarativeNetRequest.getSessionRules().then((rules) => {
-      for (const rule of rules) {
-        const tabId = rule.condition?.tabIds?.length === 1 ? rule.condition.tabIds[0] : undefined;
-        if (tabId !== undefined && ruleIds(tabId).includes(rule.id)) guardedTabs.add(tabId);
-      }
-      ready = true;
-    });
-  }
-  return loaded;
 }
 
 // Layer 3: the tab's own debugger session bypasses service workers (needs the Network domain enabled; no response
@@ -95,17 +68,19 @@ async function bypassServiceWorkers(tabId, bypass) {
 
 // `debuggee: false` sets the rules only (a tab not handed over yet must not get a debugger attached).
 export async function setGuard(tabId, guarded, { debuggee = true } = {}) {
-  await loadGuarded(); // so the mirror's first load cannot undo this change
-  if (guarded) guardedTabs.add(tabId);
-  else guardedTabs.delete(tabId);
+  if (!isLoaded()) await loadTabState();
+  // The record changes at once; the rules go in without waiting for it to be stored (a tab's first requests race them).
+  const saved = update(tabId, { type: "guard", on: guarded });
   const what = guarded ? "guard" : "unguard";
   try {
     await chrome.declarativeNetRequest.updateSessionRules(
       guarded ? { removeRuleIds: ruleIds(tabId), addRules: guardRules(tabId) } : { removeRuleIds: ruleIds(tabId) },
     );
   } catch (error) {
+    saved.catch(() => {});
     throw new CommandError("internal", `could not ${what} tab ${tabId}: ${error.message || error}`);
   }
+  await saved;
   if (!debuggee) return;
   try {
     await bypassServiceWorkers(tabId, guarded);
@@ -119,15 +94,16 @@ export async function setGuard(tabId, guarded, { debuggee = true } = {}) {
 }
 
 export async function isGuarded(tabId) {
-  await loadGuarded();
-  return guardedTabs.has(tabId);
+  await loadTabState();
+  return tabState(tabId).guarded;
 }
 
 // The tab is gone: its rules go too (a missing rule is fine).
 export async function dropGuard(tabId) {
-  await loadGuarded();
-  guardedTabs.delete(tabId);
+  await loadTabState();
+  const saved = update(tabId, { type: "guard", on: false });
   await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: ruleIds(tabId) }).catch(() => {});
+  await saved;
 }
 
 // A guarded tab's page cannot open tabs (layer 2), but a tab guarded after it loaded a page still shows that
@@ -138,8 +114,8 @@ export async function dropGuard(tabId) {
 // guarded the tab.
 export async function guardIfOpenedByGuarded(tab) {
   if (tab.openerTabId === undefined) return false;
-  if (!ready) await loadGuarded();
-  if (!guardedTabs.has(tab.openerTabId)) return false;
+  if (!isLoaded()) await loadTabState();
+  if (!tabState(tab.openerTabId).guarded) return false;
   await setGuard(tab.id, true, { debuggee: false }).catch((e) => console.warn(e.message));
   return true;
 }
@@ -148,6 +124,6 @@ export async function guardIfOpenedByGuarded(tab) {
 // took over): the service-worker bypass went with it, so put it back.
 chrome.debugger.onDetach.addListener((source, reason) => {
   const tabId = source.tabId;
-  if (tabId === undefined || reason === "target_closed" || !guardedTabs.has(tabId)) return;
+  if (tabId === undefined || reason === "target_closed" || !tabState(tabId).guarded) return;
   bypassServiceWorkers(tabId, true).catch((e) => console.warn(`tab ${tabId}: bypass not put back: ${e.message}`));
 });

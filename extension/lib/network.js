@@ -1,5 +1,5 @@
 // Streams the requests made by handed-over tabs (method, URL, type, time) to the backend.
-import { isHanded } from "./tabs.js";
+import { isHanded } from "./tabstate.js";
 import { newId } from "./protocol.js";
 
 export function watchRequests(emit) {

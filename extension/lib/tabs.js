@@ -1,28 +1,19 @@
 // The tabs the user handed over to Branchwise. No other tab is ever read or touched: every command checks here first.
+// Membership is the tab's record (tabstate.js, `handed`).
 import { CommandError } from "./protocol.js";
 import { detach, forgetTab } from "./cdp.js";
+import { STORAGE } from "./constants.js";
 import { dropGuard, isGuarded, setGuard } from "./guard.js";
+import { isHanded, loadTabState, update } from "./tabstate.js";
 
 const GROUP_TITLE = "Branchwise";
-// In-memory mirror of chrome.storage.session, so synchronous listeners (webRequest) can check membership.
-const handed = new Set();
-let loaded = null;
 
-export function loadHanded() {
-  if (!loaded) {
-    loaded = chrome.storage.session.get("handed").then(({ handed: ids = [] }) => {
-      for (const id of ids) handed.add(id);
-    });
-  }
-  return loaded;
-}
-
-export function isHanded(tabId) {
-  return handed.has(tabId);
-}
-
-async function persist() {
-  await chrome.storage.session.set({ handed: [...handed] });
+// Marks the tab as no longer handed over; whether it was.
+async function letGo(tabId) {
+  await loadTabState();
+  const was = isHanded(tabId);
+  await update(tabId, { type: "let_go" });
+  return was;
 }
 
 // Pages the agent must never read or drive, even inside a handed-over tab.
@@ -32,7 +23,7 @@ export function isForbiddenUrl(url) {
 
 async function addToGroup(tabId) {
   try {
-    const { groupId } = await chrome.storage.session.get("groupId");
+    const { [STORAGE.groupId]: groupId } = await chrome.storage.session.get(STORAGE.groupId);
     let group = null;
     if (groupId !== undefined) {
       group = await chrome.tabGroups.get(groupId).catch(() => null);
@@ -40,7 +31,7 @@ async function addToGroup(tabId) {
     const newGroupId = await chrome.tabs.group(group ? { tabIds: [tabId], groupId: group.id } : { tabIds: [tabId] });
     if (!group) {
       await chrome.tabGroups.update(newGroupId, { title: GROUP_TITLE, color: "blue" });
-      await chrome.storage.session.set({ groupId: newGroupId });
+      await chrome.storage.session.set({ [STORAGE.groupId]: newGroupId });
     }
   } catch (error) {
     // Tab groups are a visual aid (not available in every window type); the handed-over set is what guards access.
@@ -49,23 +40,19 @@ async function addToGroup(tabId) {
 }
 
 export async function handOver(tabId) {
-  await loadHanded();
-  if (!handed.has(tabId)) {
-    handed.add(tabId);
-    await persist();
-  }
+  await loadTabState();
+  await update(tabId, { type: "hand_over" });
   await addToGroup(tabId);
 }
 
 export async function release(tabId) {
-  await loadHanded();
-  if (handed.delete(tabId)) await persist();
+  await letGo(tabId);
   await detach(tabId);
 }
 
 async function requireMember(tabId) {
-  await loadHanded();
-  if (!handed.has(tabId)) {
+  await loadTabState();
+  if (!isHanded(tabId)) {
     throw new CommandError("tab_not_handed_over", `tab ${tabId} is not handed over to Branchwise`);
   }
 }
@@ -76,8 +63,7 @@ export async function requireHanded(tabId) {
   try {
     tab = await chrome.tabs.get(tabId);
   } catch {
-    handed.delete(tabId);
-    await persist();
+    await letGo(tabId);
     throw new CommandError("tab_closed", `tab ${tabId} was closed`);
   }
   if (isForbiddenUrl(tab.url || tab.pendingUrl)) {
@@ -92,9 +78,9 @@ function tabInfo(tab, index) {
 
 // Handed-over tabs in browser order; `index` is the agent's tab number (tab_focus [index]).
 export async function listHanded() {
-  await loadHanded();
+  await loadTabState();
   const all = await chrome.tabs.query({});
-  const mine = all.filter((t) => handed.has(t.id)).sort((a, b) => a.windowId - b.windowId || a.index - b.index);
+  const mine = all.filter((t) => isHanded(t.id)).sort((a, b) => a.windowId - b.windowId || a.index - b.index);
   return mine.map(tabInfo);
 }
 
@@ -135,8 +121,7 @@ export async function openTab(url, active, guarded = false) {
 export async function closeTab(tabId) {
   // Only membership: closing reads nothing, so a handed-over tab that went to a browser page can still be closed.
   await requireMember(tabId);
-  handed.delete(tabId);
-  await persist();
+  await letGo(tabId);
   forgetTab(tabId);
   const gone = await chrome.tabs.remove(tabId).then(() => false, () => true);
   await dropGuard(tabId);
@@ -158,17 +143,15 @@ export async function activateTab(tabId) {
 // openerTabId is no evidence: a tab the user opens while a handed-over tab is active gets it as well.
 // A tab opened by a guarded tab is guarded too (as early as the event allows: see protocol/README.md).
 export async function adoptIfOpenedByHanded(sourceTabId, tabId) {
-  await loadHanded();
-  if (!handed.has(sourceTabId)) return false;
+  await loadTabState();
+  if (!isHanded(sourceTabId)) return false;
   if (await isGuarded(sourceTabId)) await setGuard(tabId, true).catch((e) => console.warn(e.message));
   await handOver(tabId);
   return true;
 }
 
 export async function forgetClosed(tabId) {
-  await loadHanded();
-  const was = handed.delete(tabId);
-  if (was) await persist();
+  const was = await letGo(tabId);
   forgetTab(tabId);
   await dropGuard(tabId);
   return was;
