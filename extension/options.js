@@ -1,3 +1,4 @@
+import { STORAGE } from "./lib/constants.js";
 import { checkSettings, loadSettings, saveSettings, settingsFromHash } from "./lib/settings.js";
 import { loadSiteLists, parseSiteList, saveSiteLists } from "./lib/sites.js";
 import { getConnectionStatus } from "./lib/status.js";
@@ -55,7 +56,7 @@ sitesForm.addEventListener("submit", async (event) => {
 });
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === "session" && changes.connection) showStatus(changes.connection.newValue);
+  if (area === "session" && changes[STORAGE.connection]) showStatus(changes[STORAGE.connection].newValue);
 });
 
 async function init() {

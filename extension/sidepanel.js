@@ -1,6 +1,7 @@
 // The side panel: connection status, a task box that starts a run on the current tab, each run's steps, log and search
 // tree live, and the confirmation card when the backend asks before a flagged action.
 import { countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
+import { STORAGE } from "./lib/constants.js";
 import { el, renderTree } from "./lib/treeview.js";
 
 const statusEl = document.getElementById("status");
@@ -136,13 +137,14 @@ stopEl.addEventListener("click", () => {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== "session") return;
-  if (changes.connection) showStatus(changes.connection.newValue);
-  if (changes.runs) showRuns(changes.runs.newValue);
-  if (changes.confirms) showConfirms(changes.confirms.newValue);
+  if (changes[STORAGE.connection]) showStatus(changes[STORAGE.connection].newValue);
+  if (changes[STORAGE.runs]) showRuns(changes[STORAGE.runs].newValue);
+  if (changes[STORAGE.confirms]) showConfirms(changes[STORAGE.confirms].newValue);
 });
 
 async function init() {
-  const { runs, confirms: waiting } = await chrome.storage.session.get(["runs", "confirms"]);
+  const { [STORAGE.runs]: runs, [STORAGE.confirms]: waiting } =
+    await chrome.storage.session.get([STORAGE.runs, STORAGE.confirms]);
   showRuns(runs);
   showConfirms(waiting);
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);

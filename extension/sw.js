@@ -6,6 +6,7 @@ import { inspect } from "./lib/inspect.js";
 import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
+import { STORAGE } from "./lib/constants.js";
 import { CommandError, newId } from "./lib/protocol.js";
 import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus } from "./lib/status.js";
@@ -167,8 +168,8 @@ chrome.runtime.onMessage.addListener((request, sender, sendResponse) => {
 });
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === "local" && (changes.token || changes.backendUrl)) connection.restart();
-  const now = changes.connection?.newValue;
+  if (area === "local" && (changes[STORAGE.token] || changes[STORAGE.backendUrl])) connection.restart();
+  const now = changes[STORAGE.connection]?.newValue;
   if (area === "session" && now?.state === "connected") dropConfirmsBefore(now.at);
 });
 

@@ -2,6 +2,7 @@
 // shows it even when opened later or after the worker slept; the element is highlighted on the page while the card is
 // up. The user's click goes back as confirm_answer with the request's nonce; confirm_closed removes the card.
 import { ensureAttached, send, sessionFor } from "./cdp.js";
+import { STORAGE } from "./constants.js";
 import { newId } from "./protocol.js";
 
 const PANEL_URL = chrome.runtime.getURL("sidepanel.html");
@@ -18,9 +19,8 @@ let chain = Promise.resolve();
 
 function update(change) {
   chain = chain.then(async () => {
-    const { confirms = [] } = await chrome.storage.session.get("confirms");
-    const next = change(confirms);
-    await chrome.storage.session.set({ confirms: next });
+    const next = change(await pendingConfirms());
+    await chrome.storage.session.set({ [STORAGE.confirms]: next });
     return next;
   }).catch((error) => {
     console.warn("confirmation state lost", error);
@@ -30,7 +30,7 @@ function update(change) {
 }
 
 export async function pendingConfirms() {
-  const { confirms = [] } = await chrome.storage.session.get("confirms");
+  const { [STORAGE.confirms]: confirms = [] } = await chrome.storage.session.get(STORAGE.confirms);
   return confirms;
 }
 

@@ -1,13 +1,15 @@
 // Pairing settings (backend URL and token) in chrome.storage.local; shared by the worker and the options page.
+import { STORAGE } from "./constants.js";
 import { DEFAULT_BACKEND_URL } from "./protocol.js";
 
 export async function loadSettings() {
-  const { backendUrl, token } = await chrome.storage.local.get(["backendUrl", "token"]);
+  const { [STORAGE.backendUrl]: backendUrl, [STORAGE.token]: token } =
+    await chrome.storage.local.get([STORAGE.backendUrl, STORAGE.token]);
   return { backendUrl: backendUrl || DEFAULT_BACKEND_URL, token: token || "" };
 }
 
 export async function saveSettings({ backendUrl, token }) {
-  await chrome.storage.local.set({ backendUrl: backendUrl.trim(), token: token.trim() });
+  await chrome.storage.local.set({ [STORAGE.backendUrl]: backendUrl.trim(), [STORAGE.token]: token.trim() });
 }
 
 // Validates what a user typed; returns an error message or "".

@@ -1,6 +1,7 @@
 // The user's site allow and block lists (options page, chrome.storage.local). Same rules as the backend's
 // safety/sites.py: `shop.example` is that host only, `*.bank.example` the domain and every host under it; the block
 // list wins; an empty allow list allows every host not blocked; addresses without a host (about:blank) pass.
+import { STORAGE } from "./constants.js";
 import { CommandError } from "./protocol.js";
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -56,12 +57,13 @@ export function parseSiteList(text) {
 }
 
 export async function loadSiteLists() {
-  const { allowSites = [], blockSites = [] } = await chrome.storage.local.get(["allowSites", "blockSites"]);
+  const { [STORAGE.allowSites]: allowSites = [], [STORAGE.blockSites]: blockSites = [] } =
+    await chrome.storage.local.get([STORAGE.allowSites, STORAGE.blockSites]);
   return { allow: allowSites, block: blockSites };
 }
 
 export async function saveSiteLists({ allow, block }) {
-  await chrome.storage.local.set({ allowSites: allow, blockSites: block });
+  await chrome.storage.local.set({ [STORAGE.allowSites]: allow, [STORAGE.blockSites]: block });
 }
 
 // Why the agent may not work on `url` under `lists` ({allow, block}: pattern texts), or "" when it may.

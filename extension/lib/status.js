@@ -1,12 +1,13 @@
 // Connection status and run updates live in chrome.storage.session, so the side panel and options page can render them
 // and hear changes even when the worker was asleep in between.
+import { STORAGE } from "./constants.js";
 
 export async function setConnectionStatus(state, detail = "") {
-  await chrome.storage.session.set({ connection: { state, detail, at: Date.now() } });
+  await chrome.storage.session.set({ [STORAGE.connection]: { state, detail, at: Date.now() } });
 }
 
 export async function getConnectionStatus() {
-  const { connection } = await chrome.storage.session.get("connection");
+  const { [STORAGE.connection]: connection } = await chrome.storage.session.get(STORAGE.connection);
   return connection || { state: "disconnected", detail: "", at: 0 };
 }
 
@@ -28,6 +29,15 @@ export function applyTreeUpdate(update) {
   return updateChain;
 }
 
+async function loadRuns() {
+  const { [STORAGE.runs]: runs = [] } = await chrome.storage.session.get(STORAGE.runs);
+  return runs;
+}
+
+async function saveRuns(runs) {
+  await chrome.storage.session.set({ [STORAGE.runs]: runs.slice(0, MAX_RUNS) });
+}
+
 function findOrAddRun(runs, update) {
   let run = runs.find((r) => r.run_id === update.run_id);
   if (!run) {
@@ -38,24 +48,24 @@ function findOrAddRun(runs, update) {
 }
 
 async function foldTreeUpdate(update) {
-  const { runs = [] } = await chrome.storage.session.get("runs");
+  const runs = await loadRuns();
   const run = findOrAddRun(runs, update);
   if (run.status === "started") run.status = "running";
   const { strategy, nodes, current = null, frontier = [], backtracks = [], trajectory = [] } = update;
   run.tree = { strategy, nodes, current, frontier, backtracks, trajectory };
-  await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+  await saveRuns(runs);
 }
 
 // Folds one run_update message into the stored run history shown by the side panel.
 async function foldRunUpdate(update) {
-  const { runs = [] } = await chrome.storage.session.get("runs");
+  const runs = await loadRuns();
   const run = findOrAddRun(runs, update);
   if (update.task) run.task = update.task;
   run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
   if (update.status === "progress") {
     run.log = [...(run.log || []), update.message || ""].slice(-MAX_LOG_LINES);
     if (run.status === "started") run.status = "running";
-    await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+    await saveRuns(runs);
     return;
   }
   if (update.status === "step") {
@@ -68,5 +78,5 @@ async function foldRunUpdate(update) {
   }
   if (update.answer) run.answer = update.answer;
   if (update.message) run.message = update.message;
-  await chrome.storage.session.set({ runs: runs.slice(0, MAX_RUNS) });
+  await saveRuns(runs);
 }
