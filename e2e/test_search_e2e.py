@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.bench.scenarios import (
@@ -28,6 +29,7 @@ from branchwise.scripted_model import Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.roles import ModelRoles
 from branchwise.store import RunStore, StoredRun, default_store_path
+
 from harness import Stack
 from test_cli_e2e import base_env, branchwise, cheapest_garden_price
 
@@ -179,9 +181,11 @@ def test_page_changing_on_reload_aborts_the_backtrack_and_leaves_the_working_tab
     with RunStore(tmp_path / "runs.sqlite3") as store:
         stored = store.load_run(result.run_id)  # type: ignore[attr-defined]
 
-    # The featured deal changed when the deals page was opened again, so replay refused to click it.
+    # The featured deal changed when the deals page was opened again in a throw-away tab, so the start page is no
+    # checkpoint and no replay can rebuild it: the backtrack was refused before anything was replayed.
     assert [(b.mode, b.outcome) for b in stored.backtracks] == [("speculative", "aborted")]
-    assert "Deal of the moment" in stored.backtracks[0].reason
+    assert "no state on the way to #0 survives a reload" in stored.backtracks[0].reason
+    assert {n.node_id: n.checkpoint for n in stored.nodes}[0] is False
     # The working tab was never touched: same tab, same URL, and exactly the page the search last saw there.
     garden = next(n for n in stored.nodes if "/category/garden" in n.url)
     assert working_tab == first_tab

@@ -7,7 +7,7 @@ scripted model's placeholders; nothing about the shop's data is hard-coded.
 
 from __future__ import annotations
 
-from branchwise.sandbox.landmarks import NOVEL_WITHOUT_REVIEWS
+from branchwise.sandbox.landmarks import HERB_PLANTER, NOVEL_WITHOUT_REVIEWS
 from branchwise.scripted_model import Script
 from branchwise.scripted_model.script import Rule
 
@@ -18,6 +18,7 @@ DEAL_TASK = "What is the price of the first product listed in the Garden categor
 CART_PRODUCT = NOVEL_WITHOUT_REVIEWS
 CART_TASK = f"Add {CART_PRODUCT} to my shopping cart."
 ADDED = r"Added .+? to your cart\."
+PLANTER_TASK = f"What is the price of the {HERB_PLANTER}?"
 
 CHECKLIST = ("Checklist 1: Sort the Garden products by price - order them from low to high\n"
              "Checklist 2: Read the first price - the cheapest product comes first")
@@ -74,7 +75,8 @@ def garden_script() -> Script:
              search_in="last_user",
              reply=_act("The order is chosen but not applied yet, so I press the Sort button.",
                         "click [{{id: button 'Sort'}}]")),
-        Rule(name="sort chosen: look further", when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"],
+        Rule(name="sort chosen: look further",
+             when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"],
              search_in="last_user",
              reply=_act("The cheapest product may be among more products on the next page.",
                         "click [{{id: link 'Next page'}}]")),
@@ -168,5 +170,53 @@ def cart_script() -> Script:
         Rule(name="product: add to cart", when_contains=[objective, "button 'Add to cart'"], search_in="last_user",
              reply=_act("This is the book's page; the Add to cart button puts it in the cart.",
                         "click [{{id: button 'Add to cart'}}]")),
+    ]
+    return Script(rules=rules)
+
+
+def planter_script(*, detour: bool = False) -> Script:
+    """Best-first search on an information question: search the shop, open the product, read its price off the page.
+
+    Plain: the value function calls the product page itself a success before anything is answered, as real models do;
+    the answer has to come from the policy there. With `detour`, the product page is only on the right track and the
+    policy's samples there split between opening the product's category (more often, so it runs first: a dead end)
+    and answering. The answer, proposed on the product page, wins after search has moved on to the category.
+    """
+    objective = f"OBJECTIVE: {PLANTER_TASK}"
+    value = "Agent's answer to the user:"
+    answer = _act("The product page shows the price.", f"stop [{{{{match: {PRICE}}}}}]")
+    open_category = _act("The category page may list a better price.", "click [{{id: link 'Garden'}}]")
+    rules = [
+        Rule(name="value: the price answered", when_contains=[value, "Agent's answer to the user: $"],
+             reply="Thoughts: the answer is the product's price.\nStatus: success"),
+    ]
+    if detour:
+        rules += [
+            Rule(name="value: product page", when_contains=[value], when_regex=r"Current URL: \S*/product/\d+",
+                 reply="Thoughts: the product is open; the price is not answered yet.\nStatus: failure\n"
+                       "On the right track to success: yes"),
+            Rule(name="value: category page", when_contains=[value], when_regex=r"Current URL: \S*/category/",
+                 reply="Thoughts: a list of products, not the one asked about.\nStatus: failure\n"
+                       "On the right track to success: no"),
+        ]
+    else:
+        rules.append(Rule(name="value: product page", when_contains=[value],
+                          when_regex=r"Current URL: \S*/product/\d+",
+                          reply="Thoughts: the product page shows its price.\nStatus: success"))
+    rules += [
+        Rule(name="value: on the way", when_contains=[value],
+             reply="Thoughts: getting there.\nStatus: failure\nOn the right track to success: yes"),
+        Rule(name="product: answer", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/product/\d+",
+             replies=[open_category, open_category, open_category, answer, answer] if detour else [answer]),
+        Rule(name="category: go home", when_contains=[objective], search_in="last_user",
+             when_regex=r"URL: \S*/category/",
+             reply=_act("This is a list of products.", "click [{{id: link 'Home'}}]")),
+        Rule(name="results: open the product", when_contains=[objective, f"link '{HERB_PLANTER}'"],
+             search_in="last_user",
+             reply=_act("The product is among the results.", f"click [{{{{id: link '{HERB_PLANTER}'}}}}]")),
+        Rule(name="home: search", when_contains=[objective, "searchbox 'Search products'"], search_in="last_user",
+             reply=_act("I search the shop for the product.",
+                        "type [{{id: searchbox 'Search products'}}] [Rootstock herb planter] [1]")),
     ]
     return Script(rules=rules)
