@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -53,8 +52,6 @@ class SearchContext:
     secrets: SecretKeeper = field(default_factory=SecretKeeper)
     # The actions the user refused to run (ask_approval), in order: they explain a search that ends without an answer.
     denied: list[str] = field(default_factory=list)
-    # How often each action ran on each page (state, action text): WebArena's repeat limit (step.MAX_REPEATS).
-    repeats: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def failed(self, reason: str) -> SearchOutcome:
         """The search ends without an answer for `reason`, naming the actions it was not allowed to run."""

@@ -5,6 +5,9 @@ node (speculative replay; a failed one marks the node so no other action there t
 onto the live page; run it with exactly what its approval lets through the network gate; check what it really sent;
 observe; add the child; recognise a revisited state; re-root the tree when the site changed. And the last step: give an
 answer proposed at a node, from that node's page.
+
+WebArena's repeat rule (the same action proposed over and over on an unchanged page) needs no counter here: every
+node is expanded once, and an action that leaves the page as it was leads to a revisit, which is never explored.
 """
 
 from __future__ import annotations
@@ -20,10 +23,6 @@ from .frontier import FrontierItem
 from .tree import Node
 
 log = logging.getLogger(__name__)
-
-# WebArena stops an agent that proposes the same action more than this often on one page.
-MAX_REPEATS = 3
-
 
 @dataclass(frozen=True)
 class Advanced:
@@ -69,14 +68,10 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem) -> Advan
                                       Classification(item.action_class, item.reasons, item.sends))
         if not decision.approved:
             return Advanced(None, f"`{item.action_text}` was not allowed")
-    repeat = (parent.state, item.action_text)
-    if parent.state and ctx.repeats[repeat] >= MAX_REPEATS:
-        return Advanced(None, f"`{item.action_text}` already ran {MAX_REPEATS} times on this page")
     action, why = await reach(ctx, parent, item.action)
     if action is None:
         await ctx.trace.progress(f"not running `{item.action_text}`: {why}")
         return Advanced(None, why)
-    ctx.repeats[repeat] += 1
     # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
     # once; anything else it sends is held and asked about.
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
