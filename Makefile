@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup browser demo test unit e2e bench schema clean
+.PHONY: setup system demo test unit e2e bench schema clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -11,10 +11,11 @@ $(BIN)/branchwise: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-browser:
-	@scripts/install-chromium
+# Chromium and ChromeDriver (e2e), Node.js (the extension's modules in the unit tests), from apt when missing.
+system:
+	@scripts/install-system-packages
 
-setup: browser $(BIN)/branchwise
+setup: system $(BIN)/branchwise
 
 demo: setup
 	$(BIN)/branchwise demo

@@ -11,15 +11,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harness import PAGES, Stack, running_stack, static_site  # noqa: E402
-
 from branchwise.sandbox import ShopConfig, ShopServer  # noqa: E402
+
+from harness import PAGES, Stack, running_stack, static_site  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if shutil.which("chromium") and shutil.which("chromedriver"):
         return
-    skip = pytest.mark.skip(reason="chromium/chromedriver not installed (run `make browser`)")
+    skip = pytest.mark.skip(reason="chromium/chromedriver not installed (run `make setup`)")
     for item in items:
         if "e2e" in str(item.fspath):
             item.add_marker(skip)

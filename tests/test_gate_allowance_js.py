@@ -4,21 +4,11 @@ request with its method and address through (scheme, host, port, path and query;
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
-import pytest
+from extension_js import run_js
 
-MODULE = Path(__file__).resolve().parents[1] / "extension" / "lib" / "allowance.js"
-NODE = shutil.which("node")
-
-pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the extension's module")
-
-# The module has no imports, so Node loads it as is from a data: URL (no package.json needed).
 RUNNER = """
-const source = require("fs").readFileSync(process.argv[1], "utf8");
-import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
+import(process.argv[1]).then((m) => {
   const steps = JSON.parse(process.argv[2]);
   const allowance = m.allowanceOf(steps.allow);
   const taken = steps.requests.map(([method, url]) => m.takeEntry(allowance, method, url));
@@ -32,11 +22,9 @@ import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
 def run(allow: list[dict[str, str]], requests: list[tuple[str, str]],
         pairs: list[tuple[str, str]] | None = None, origins: list[tuple[str, str]] | None = None,
         ) -> dict[str, list[object]]:
-    assert NODE is not None
     steps = json.dumps({"allow": allow, "requests": requests, "pairs": pairs or [], "origins": origins or []})
-    done = subprocess.run([NODE, "-e", RUNNER, str(MODULE), steps], capture_output=True, text=True, timeout=30,
-                          check=True)
-    return json.loads(done.stdout)
+    result: dict[str, list[object]] = run_js("allowance.js", RUNNER, steps)
+    return result
 
 
 SUBSCRIBE = "http://127.0.0.1:8800/subscribe"

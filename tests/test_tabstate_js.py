@@ -4,24 +4,14 @@ The store runs against a stand-in for chrome.storage.session that keeps what it 
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
-import pytest
+from extension_js import run_js
 
-MODULE = Path(__file__).resolve().parents[1] / "extension" / "lib" / "tabstate.js"
-NODE = shutil.which("node")
-
-pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the extension's module")
-
-# argv: the module's path, the scenario's name. Each import with another query string is a fresh module instance: a
+# argv: the module's file URL, the scenario's name. Each import with another query string is a fresh module instance: a
 # new service worker sharing the browser's session storage. Prints the scenario's result as JSON.
 RUNNER = r"""
-const { pathToFileURL } = require("url");
-const moduleUrl = pathToFileURL(process.argv[1]).href;
+const moduleUrl = process.argv[1];
 const scenario = process.argv[2];
 
 const stored = {};
@@ -38,7 +28,8 @@ globalThis.chrome = { storage: { session: {
 } } };
 const worker = (n) => import(`${moduleUrl}?worker=${n}`);
 const view = (r) => ({ handed: r.handed, guarded: r.guarded, gate: r.gate, holds: [...r.holds],
-  allowance: r.allowance, attached: r.debugger.attached, sessions: [...r.debugger.sessions], dialog: r.debugger.dialog });
+  allowance: r.allowance, attached: r.debugger.attached, sessions: [...r.debugger.sessions],
+  dialog: r.debugger.dialog });
 
 const scenarios = {
   async pure() {
@@ -111,7 +102,8 @@ const scenarios = {
     await m.update(3, { type: "hand_over" });
     const volatileWrites = writes.length - n;
     await m.update(3, { type: "gate", on: true, holdTimeoutMs: 1000 });
-    await m.update(3, { type: "hold", holdId: "h", hold: { requestId: "r", sessionId: "s", method: "POST", url: "u" } });
+    await m.update(3, { type: "hold", holdId: "h",
+      hold: { requestId: "r", sessionId: "s", method: "POST", url: "u" } });
     const found = m.findHold("h");
     // A tab with nothing left is forgotten.
     m.update(7, { type: "let_go" });
@@ -144,10 +136,7 @@ scenarios[scenario]().then((result) => process.stdout.write(JSON.stringify(resul
 
 
 def run(scenario: str) -> Any:
-    assert NODE is not None
-    done = subprocess.run([NODE, "-e", RUNNER, str(MODULE), scenario], capture_output=True, text=True, timeout=30,
-                          check=True)
-    return json.loads(done.stdout)
+    return run_js("tabstate.js", RUNNER, scenario)
 
 
 def test_the_transition_function_is_pure_and_says_when_nothing_changes() -> None:
