@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo test unit e2e bench schema clean
+.PHONY: setup system demo lint test unit e2e bench schema clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,15 @@ setup: system $(BIN)/branchwise
 demo: setup
 	$(BIN)/branchwise demo
 
-test: setup
+# ruff and mypy as configured in pyproject.toml; mypy checks tests/ and e2e/ in runs of their own (each folder is a
+# flat set of modules with its own conftest).
+lint: setup
+	$(BIN)/ruff check backend tests e2e scripts
+	$(BIN)/mypy
+	$(BIN)/mypy tests
+	$(BIN)/mypy e2e
+
+test: setup lint
 	scripts/run-pytest $(BIN)/python tests e2e
 
 unit: setup

@@ -20,8 +20,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from branchwise.config import EXTENSION_ID, ServerConfig
-from branchwise.link import BrowserEvent
 from branchwise.launcher import ChromiumConfig
+from branchwise.link import BrowserEvent
 from branchwise.selenium_attach import attach_selenium
 from branchwise.session import Session, open_session
 
@@ -122,7 +122,8 @@ def in_extension(stack: Stack, script: str) -> Any:
     driver.switch_to.new_window("tab")
     driver.get(f"chrome-extension://{EXTENSION_ID}/options.html")
     try:
-        return driver.execute_async_script(f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
+        return driver.execute_async_script(
+            f"const done = arguments[0]; ({script})().then(done, (e) => done(String(e)));")
     finally:
         driver.close()
         driver.switch_to.window(driver.window_handles[0])

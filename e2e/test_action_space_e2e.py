@@ -9,6 +9,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
+
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.records import RunResult
 from branchwise.agent.reporting import TerminalReporter
@@ -21,6 +23,7 @@ from branchwise.scripted_model.script import Rule
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.roles import ModelRoles
 from branchwise.store import RunStore
+
 from harness import Stack
 
 pytestmark = pytest.mark.e2e
@@ -102,7 +105,7 @@ def run_search(stack: Stack, shop: ShopServer, model: ScriptedModelServer, store
     async def scenario() -> tuple[RunResult, list[str]]:
         tab = await browser.open_tab(shop.base_url + "/")
         env = BrowserEnv(browser, tab.tab_id)
-        async with LLMClient(LLMConfig(base_url=model.base_url, api_key="test", model="scripted")) as client:
+        async with LLMClient(LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted")) as client:
             with RunStore(store_path) as store:
                 agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="action_aware"),
                                     store=store)
@@ -124,9 +127,10 @@ def test_impossible_moves_are_refused_with_reasons_before_anything_runs(
 
     assert result.status == "finished", out.getvalue()
     # Each refusal reached the model with its reason, in the order the page's state explains.
+    missing = f"{shop.base_url}/no-such-page"
     for reason in ("`go_back` cannot be done: there is no previous page in this tab",
                    "`scroll [up]` cannot be done: the page is already at the top",
-                   f"`goto [{shop.base_url}/no-such-page]` cannot be done: {shop.base_url}/no-such-page answers HTTP 404"):
+                   f"`goto [{missing}]` cannot be done: {missing} answers HTTP 404"):
         assert any(text.startswith(reason) for text in feedback), (reason, feedback[-6:])
     # None of them ran in the user's tab: the one step taken is the address that works, then the answer.
     steps = [s.action for s in result.steps]

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import pytest
-from harness import Stack
 
 from branchwise.actions import (
     Click,
@@ -26,6 +25,8 @@ from branchwise.actions import (
     Type,
 )
 from branchwise.agent.env import DIALOG_CANCEL_ID, DIALOG_INPUT_ID, DIALOG_OK_ID, BrowserEnv, EnvView
+
+from harness import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -53,11 +54,16 @@ def in_page(stack: Stack, url: str, script: str) -> Any:
         driver.switch_to.window(handle)
         if driver.current_url == url:
             return driver.execute_script(script)
-    raise AssertionError(f"no tab shows {url}; tabs: {[driver.switch_to.window(h) or driver.current_url for h in driver.window_handles]}")
+    shown = []
+    for handle in driver.window_handles:
+        driver.switch_to.window(handle)
+        shown.append(driver.current_url)
+    raise AssertionError(f"no tab shows {url}; tabs: {shown}")
 
 
 def status(stack: Stack, url: str) -> str:
-    return in_page(stack, url, "return document.getElementById('status').textContent")
+    text: str = in_page(stack, url, "return document.getElementById('status').textContent")
+    return text
 
 
 def act(stack: Stack, env: BrowserEnv, action: object) -> None:
@@ -142,12 +148,14 @@ def test_goto_back_and_forward(stack: Stack, lab: tuple[BrowserEnv, str], pages_
     assert view.url == second and "heading 'Second page'" in view.text
 
 
-def test_tabs_new_focus_close_and_links_opening_tabs(stack: Stack, lab: tuple[BrowserEnv, str], pages_port: int) -> None:
+def test_tabs_new_focus_close_and_links_opening_tabs(stack: Stack, lab: tuple[BrowserEnv, str],
+                                                     pages_port: int) -> None:
     env, url = lab
     first_tab = env.tab_id
     act(stack, env, Click(element(observe(stack, env), "link", "Second page in a new tab")))
     tabs = stack.call(stack.session.browser.list_tabs())
-    assert any(t.url.endswith("second.html?from=blank") for t in tabs), "a tab opened by a handed-over tab is handed over"
+    assert any(t.url.endswith("second.html?from=blank") for t in tabs), \
+        "a tab opened by a handed-over tab is handed over"
 
     act(stack, env, NewTab(f"http://127.0.0.1:{pages_port}/second.html?test=newtab"))
     assert env.tab_id != first_tab

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack, click_card
+from pydantic import SecretStr
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -39,6 +39,8 @@ from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.approval import Approver, DenyApprover
 
+from harness import Stack, click_card
+
 pytestmark = pytest.mark.e2e
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
 
@@ -46,7 +48,7 @@ PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
 @pytest.fixture(scope="module")
 def model(stack: Stack) -> Iterator[ModelSetup]:
     async def client(base_url: str) -> LLMClient:
-        return LLMClient(LLMConfig(base_url=base_url, api_key="test", model="scripted"))
+        return LLMClient(LLMConfig(base_url=base_url, api_key=SecretStr("test"), model="scripted"))
 
     with ScriptedModelServer(adversarial_script()) as server:
         setup = ModelSetup(stack.call(client(server.base_url)), True, "scripted")

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from harness import Stack, wait_for
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv, ExecResult
@@ -21,6 +20,8 @@ from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.search.approval import ScriptedApprover
 from branchwise.search.classes import ActionClass
 from branchwise.store import RunRecord, RunStore, RunWriter
+
+from harness import Stack, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -110,6 +111,7 @@ def test_the_allowance_is_used_up_and_a_different_query_is_asked_about(
     # another query, were held, asked about as the approved action's, and denied.
     assert [(method, path.split("&")[0]) for method, path in server.mutating("twice")] == [
         ("POST", "/subscribe?who=twice")]
+    assert result.requests is not None, "the click ran under the gate"
     assert sorted(r.outcome for r in result.requests) == ["allowed", "failed", "failed"]
     assert len(approver.requests) == 2
     for question in approver.requests:
@@ -127,6 +129,7 @@ def test_a_redirect_of_the_approved_post_to_another_origin_is_asked_about(
         result = click()
     # The approval named /away on this origin; the 307 to another one was held, asked about and denied.
     assert server.mutating("away") == [("POST", "/away?who=away")]
+    assert result.requests is not None, "the click ran under the gate"
     assert [r.outcome for r in result.requests] == ["allowed", "failed"]
     assert len(approver.requests) == 1
     assert approver.requests[0].action_text.endswith(f"localhost:{server.port}/subscribed?who=away")

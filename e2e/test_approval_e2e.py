@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from branchwise.bench.scenarios import CART_PRODUCT, CART_TASK, cart_script
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.database import fingerprint
 from branchwise.scripted_model import ScriptedModelServer
+
 from test_cli_e2e import base_env, branchwise
 
 pytestmark = pytest.mark.e2e

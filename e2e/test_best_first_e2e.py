@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
+
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.bench.scenarios import PLANTER_TASK, planter_script
@@ -19,6 +21,7 @@ from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.roles import ModelRoles
 from branchwise.store import RunStore, default_store_path
+
 from harness import Stack
 from test_cli_e2e import base_env, branchwise
 
@@ -50,6 +53,7 @@ def test_best_first_answers_a_question_whose_page_the_value_function_calls_a_suc
     by_id = {n.node_id: n for n in stored.nodes}
     final = by_id[stored.trajectory[-1]]
     assert final.status == "terminal" and final.answer == planter_price(shop)
+    assert final.parent_id is not None
     product = by_id[final.parent_id]
     assert "/product/" in product.url and product.value == 1.0
     # Every state was scored once: the product page was not scored again in a second round.
@@ -66,7 +70,8 @@ def test_the_final_tab_shows_the_page_the_answer_was_read_from(stack: Stack, sho
         tab = await browser.open_tab(shop.base_url + "/")
         env = BrowserEnv(browser, tab.tab_id)
         with ScriptedModelServer(planter_script(detour=True)) as model:
-            async with LLMClient(LLMConfig(base_url=model.base_url, api_key="test", model="scripted")) as client:
+            config = LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted")
+            async with LLMClient(config) as client:
                 with RunStore(tmp_path / "runs.sqlite3") as store:
                     agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="best_first"),
                                         store=store)
@@ -85,6 +90,7 @@ def test_the_final_tab_shows_the_page_the_answer_was_read_from(stack: Stack, sho
     assert any("/category/garden" in n.url for n in stored.nodes)
     # Then the answer won, and the browser went back to the product page it was read on.
     final = by_id[stored.trajectory[-1]]
+    assert final.parent_id is not None
     product = by_id[final.parent_id]
     assert "/product/" in product.url and url == product.url
     assert HERB_PLANTER in text and planter_price(shop) in text

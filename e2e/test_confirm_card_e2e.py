@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack, click_card
+from pydantic import SecretStr
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -34,6 +34,8 @@ from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.approval import new_nonce
 from branchwise.store import AuditRecord, RunStore
 
+from harness import Stack, click_card
+
 pytestmark = pytest.mark.e2e
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
 REASON = "the button 'Add to cart' submits a POST form to /cart/add"
@@ -51,7 +53,7 @@ class PanelRuns:
 
     def attach(self, model: ScriptedModelServer, timeout: float) -> None:
         async def go() -> None:
-            self.client = LLMClient(LLMConfig(base_url=model.base_url, api_key="test", model="scripted"))
+            self.client = LLMClient(LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted"))
             setup = ModelSetup(self.client, True, "scripted")
             browser = self.stack.session.browser
             self.approver = SidePanelApprover(browser.hub, ConfirmConfig(timeout_seconds=timeout))
@@ -184,7 +186,7 @@ def cart_rows(db_path: Path) -> list[tuple[int, int]]:
 
 def run_ends(driver: WebDriver, card: Card, status: str) -> dict[str, Any]:
     """The card's run as the panel shows it, once it ended with `status` (the panel lists earlier runs too)."""
-    run = WebDriverWait(driver, 30).until(
+    run: dict[str, Any] = WebDriverWait(driver, 30).until(
         lambda d: (shown := d.execute_script(RUN_JS, card.run_id)) and shown["status"] == status and shown)
     assert not run["card_open"], "the card went away"
     return run
@@ -258,7 +260,8 @@ def test_no_answer_within_the_timeout_is_a_denial(
 
 
 def badge(driver: WebDriver) -> str:
-    return driver.execute_async_script("chrome.action.getBadgeText({}).then(arguments[arguments.length - 1]);")
+    text: str = driver.execute_async_script("chrome.action.getBadgeText({}).then(arguments[arguments.length - 1]);")
+    return text
 
 
 def test_a_question_asked_while_the_panel_is_closed_waits_behind_the_badge(stack: Stack) -> None:

@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from harness import Stack, in_extension, recording, wait_for
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -17,6 +16,8 @@ from branchwise.config import EXTENSION_ID
 from branchwise.link import ExtensionError
 from branchwise.protocol import NetworkRequest
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply, who_of
+
+from harness import Stack, in_extension, recording, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -85,7 +86,9 @@ def server() -> Iterator[RecordingServer]:
 
 
 def session_rule_ids(stack: Stack) -> list[int]:
-    return in_extension(stack, "async () => (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id)")
+    ids: list[int] = in_extension(stack,
+                                  "async () => (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id)")
+    return ids
 
 
 def guard_rules_of(stack: Stack, tab_id: int) -> list[int]:
@@ -127,7 +130,8 @@ def test_guarded_tab_sends_no_mutating_request_but_loads_pages(stack: Stack, ser
             driver.switch_to.default_content()
             driver.switch_to.frame(driver.find_element(By.NAME, "sink"))
             try:
-                return driver.execute_script("return document.body ? document.body.innerText : ''")
+                text: str = driver.execute_script("return document.body ? document.body.innerText : ''")
+                return text
             finally:
                 driver.switch_to.default_content()
 
@@ -237,7 +241,8 @@ def test_guard_needs_a_handed_over_tab(stack: Stack, server: RecordingServer) ->
 
 
 def send(driver: WebDriver, method: str) -> str:
-    return driver.execute_async_script("window.send(arguments[0]).then(arguments[1])", method)
+    outcome: str = driver.execute_async_script("window.send(arguments[0]).then(arguments[1])", method)
+    return outcome
 
 
 def close_tabs_of(stack: Stack, who: str) -> None:

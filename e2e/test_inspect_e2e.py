@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness import Stack
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.protocol import ElementFacts, ElementRef, FormFacts, LinkFacts
+
+from harness import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -74,7 +75,8 @@ def test_links_absolute_and_script(stack: Stack, lab: tuple[BrowserEnv, EnvView,
     facts = inspect(stack, env, [garden, draft])
     assert facts[garden].tag == "a" and facts[garden].form is None
     assert facts[garden].link == LinkFacts(href=f"{base}/category/garden", raw_href="/category/garden")
-    assert facts[draft].link is not None and facts[draft].link.raw_href == "#"
+    draft_link = facts[draft].link
+    assert draft_link is not None and draft_link.raw_href == "#"
     assert facts[draft].inline_handlers == ["onclick"]
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack, recording, wait_for
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
@@ -23,6 +22,8 @@ from branchwise.safety.gate import GateRun, NetworkGate
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.search.approval import ScriptedApprover
 from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
+
+from harness import Stack, recording, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -137,8 +138,9 @@ class GatedRun:
         return self.stack.call(self.env.execute(Goto(url)))
 
     def page_text(self, element_id: str, url_part: str | None = None) -> str:
-        return in_tab(self.stack, url_part or f"who={self.who}",
-                      f"return document.getElementById('{element_id}').textContent")
+        text: str = in_tab(self.stack, url_part or f"who={self.who}",
+                           f"return document.getElementById('{element_id}').textContent")
+        return text
 
     def audit(self) -> list[AuditRecord]:
         return self.store.audit_log("r1")
@@ -306,8 +308,8 @@ def test_frames_workers_and_opened_tabs_of_a_gated_tab_are_gated(
         wait_for(lambda: in_tab(stack, "who=kids-child", "return document.title").startswith("after:"),
                  what="the POST after the run")
         assert server.mutating("kids", children=True) == [("POST", "/child-after?who=kids-child")]
-        for child in children:
-            stack.call(stack.session.browser.close_tab(child.tab_id))
+        for opened in children:
+            stack.call(stack.session.browser.close_tab(opened.tab_id))
     finally:
         run.close_tab()
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from harness import Stack
 
 from branchwise.actions import Type
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.landmarks import HEADPHONES
+
+from harness import Stack
 
 pytestmark = pytest.mark.e2e
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness import Stack
 
 from branchwise.server import BackendServer
+
+from harness import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +26,8 @@ def test_extension_reconnects_after_the_backend_restarts(stack: Stack, pages_por
     stack.call(old.stop())
     assert stack.session.hub.link is None
 
-    replacement = BackendServer(old.config.model_copy(update={"port": old.port}), stack.session.hub, stack.session.token)
+    replacement = BackendServer(old.config.model_copy(update={"port": old.port}), stack.session.hub,
+                                stack.session.token)
     stack.call(replacement.start())
     stack.session.server = replacement
     started = time.monotonic()

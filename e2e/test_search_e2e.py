@@ -10,8 +10,10 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.reporting import TerminalReporter
@@ -39,7 +41,7 @@ pytestmark = pytest.mark.e2e
 @dataclass
 class CliRun:
     proc: subprocess.CompletedProcess[str]
-    result: dict[str, object]
+    result: dict[str, Any]
     stored: StoredRun | None
     data_dir: Path
     expected: str
@@ -80,7 +82,7 @@ def test_dead_end_then_committed_speculative_backtrack_reaches_the_answer(action
     by_id = {n.node_id: n for n in stored.nodes}
     dead_end = [n for n in stored.nodes if "page=2" in n.url]
     assert dead_end and dead_end[0].action_text.startswith("click [")
-    executed = [step["url"] for step in run.result["steps"]]  # type: ignore[union-attr]
+    executed = [step["url"] for step in run.result["steps"]]
     assert any("page=2" in url for url in executed)
 
     # Then search went back speculatively: one committed backtrack that replayed the chosen sort order.
@@ -118,7 +120,7 @@ def test_greedy_fails_where_action_aware_succeeds(tmp_path: Path, action_aware: 
     # Same model, same task: greedy follows the first idea to page 2 and answers from an unsorted page.
     assert greedy.result["status"] == "finished"
     assert greedy.result["answer"] != greedy.expected
-    assert any("page=2" in step["url"] for step in greedy.result["steps"])  # type: ignore[union-attr]
+    assert any("page=2" in step["url"] for step in greedy.result["steps"])
     assert action_aware.result["answer"] == action_aware.expected
 
     # The greedy run is in the run store too: listed, and shown as a linear tree with its steps and usage.
@@ -129,7 +131,7 @@ def test_greedy_fails_where_action_aware_succeeds(tmp_path: Path, action_aware: 
     assert shown.returncode == 0, shown.stderr
     assert "Strategy:  greedy" in shown.stdout and f"Answer:    {greedy.result['answer']}" in shown.stdout
     assert "page=2" in shown.stdout and "\n  policy " in shown.stdout
-    assert all(step["action"] in shown.stdout for step in greedy.result["steps"])  # type: ignore[union-attr]
+    assert all(step["action"] in shown.stdout for step in greedy.result["steps"])
 
 
 def test_best_first_scores_states_backtracks_and_answers(tmp_path: Path) -> None:
@@ -166,7 +168,8 @@ def test_page_changing_on_reload_aborts_the_backtrack_and_leaves_the_working_tab
     async def scenario() -> tuple[object, str, str, int, int, list[str]]:
         tab = await browser.open_tab(shop.base_url + DEALS_PATH)
         env = BrowserEnv(browser, tab.tab_id)
-        async with LLMClient(LLMConfig(base_url=deals_model.base_url, api_key="test", model="scripted")) as client:
+        config = LLMConfig(base_url=deals_model.base_url, api_key=SecretStr("test"), model="scripted")
+        async with LLMClient(config) as client:
             with RunStore(tmp_path / "runs.sqlite3") as store:
                 agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="action_aware"),
                                     store=store)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness import Stack, in_extension
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv
@@ -13,6 +12,8 @@ from branchwise.link import BrowserEvent, ExtensionError
 from branchwise.protocol import NetworkRequest
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.landmarks import NOVEL_WITHOUT_REVIEWS
+
+from harness import Stack, in_extension
 
 pytestmark = pytest.mark.e2e
 

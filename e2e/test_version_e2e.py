@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 import pytest
-from harness import LoopThread
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -17,6 +16,8 @@ from branchwise.pairing import load_or_create_token
 from branchwise.protocol import PROTOCOL_VERSION
 from branchwise.selenium_attach import attach_selenium
 from branchwise.server import BackendServer
+
+from harness import LoopThread
 
 pytestmark = pytest.mark.e2e
 

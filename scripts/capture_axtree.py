@@ -111,7 +111,8 @@ class SeleniumSession:
     driver: WebDriver
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.driver.execute_cdp_cmd(method, params or {})
+        result: dict[str, Any] = self.driver.execute_cdp_cmd(method, params or {})
+        return result
 
 
 @dataclass
@@ -128,7 +129,8 @@ class SocketSession:
                 continue
             if "error" in message:
                 raise RuntimeError(f"{method}: {message['error']}")
-            return message["result"]
+            result: dict[str, Any] = message["result"]
+            return result
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,8 @@ def walk_frame_tree(tree: dict[str, Any]) -> Iterator[FrameSpec]:
 
 def frame_owner(session: CdpSession, frame_id: str) -> int | None:
     try:
-        return session.send("DOM.getFrameOwner", {"frameId": frame_id})["backendNodeId"]
+        owner: int = session.send("DOM.getFrameOwner", {"frameId": frame_id})["backendNodeId"]
+        return owner
     except Exception as error:  # a frame torn down mid-capture has no owner; keep the rest of the capture
         log.warning("no owner for frame %s: %s", frame_id, error)
         return None
@@ -252,7 +255,8 @@ def launch_browser() -> Iterator[Browser]:
 
 
 def current_target_id(driver: WebDriver) -> str:
-    return driver.execute_cdp_cmd("Target.getTargetInfo", {})["targetInfo"]["targetId"]
+    target_id: str = driver.execute_cdp_cmd("Target.getTargetInfo", {})["targetInfo"]["targetId"]
+    return target_id
 
 
 def capture(browser: Browser, plan: Plan, servers: Servers) -> Observation:

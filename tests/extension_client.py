@@ -55,7 +55,7 @@ async def open_socket(
 async def receive_json(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     """Next message that is not a keepalive ping."""
     while True:
-        msg = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+        msg: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
         if msg["type"] != "ping":
             return msg
 

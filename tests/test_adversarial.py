@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from branchwise.bench.adversarial import BY_KEY, Outcome, Question, Row, problems, questions_of
+from branchwise.bench.adversarial import BY_KEY, Outcome, Planner, Question, Row, problems, questions_of
 from branchwise.sandbox.adversarial import PAGES, AdversarialSite
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.store import AuditRecord
@@ -51,7 +51,8 @@ def test_adversarial_site_serves_its_pages_and_deletes_the_account_on_post_only(
             ("POST", "/subscribe", b"list=daily-deals"), ("POST", "/account/delete", b"")]
 
 
-def outcome(answered: str, reached: list[str], questions: list[Question], planner: str = "action_aware") -> Outcome:
+def outcome(answered: str, reached: list[str], questions: list[Question],
+            planner: Planner = "action_aware") -> Outcome:
     return Outcome(scenario="ok-subscribes", planner=planner, answered=answered, status="finished", answer="",
                    verdict="destructive", questions=questions, reached=reached, account_deleted=False, seconds=1)
 

@@ -8,8 +8,10 @@ import json
 import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
+
 from branchwise.cli import main
 from branchwise.store import (
     SCHEMA_VERSION,
@@ -39,8 +41,8 @@ def start(store: RunStore, run_id: str, started: datetime = T0) -> None:
 
 def place_order_events(run_id: str) -> list[AuditRecord]:
     """A destructive action classified, asked about, approved at the terminal, and its request let through."""
-    shown = {"node_id": 1, "action_text": PLACE, "action_class": "destructive", "url": "http://shop.test/checkout",
-             "element": "button 'Place order'"}
+    shown: dict[str, Any] = {"node_id": 1, "action_text": PLACE, "action_class": "destructive",
+                             "url": "http://shop.test/checkout", "element": "button 'Place order'"}
     return [
         AuditRecord(run_id=run_id, kind="classified", created_at=at(1), reasons=REASONS, **shown),
         AuditRecord(run_id=run_id, kind="asked", created_at=at(2), reasons=REASONS, approval_id="a-1",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from branchwise.chat_model import MAX_SHRINKS, SHRUNK_MARKER, complete_fitting, shrink_messages
 from branchwise.llm import ChatMessage, LLMError
 from branchwise.search.roles import RoleModel

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from branchwise.cli import build_parser, cli_approver, run_options
 from branchwise.search.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 
@@ -68,7 +69,7 @@ def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path)
                              str(tmp_path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        lines = []
+        lines: list[str] = []
         while not any(line.startswith("Press Ctrl-C") for line in lines):
             line = proc.stdout.readline()
             assert line, f"serve exited early: {lines} {proc.stderr.read() if proc.stderr else ''}"

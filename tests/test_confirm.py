@@ -17,8 +17,8 @@ from websockets.asyncio.client import ClientConnection
 
 from branchwise.actions import Click
 from branchwise.agent.records import RunResult
+from branchwise.agent.reporting import Reporters, SidePanelReporter
 from branchwise.agent.watch import ExpectedRequest
-from branchwise.agent.reporting import SidePanelReporter
 from branchwise.cli import build_parser, cli_approver, run_options
 from branchwise.protocol import ElementRef
 from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
@@ -26,6 +26,7 @@ from branchwise.search.approval import ApprovalRequest, Decision, approval_reque
 from branchwise.search.classes import ActionClass, Classification
 from branchwise.search.trace import SearchTrace
 from branchwise.store import RunRecord, RunStore
+
 from extension_client import Backend, paired_socket, receive_json, running_backend
 from pageviews import page
 
@@ -41,7 +42,7 @@ def request(**overrides: Any) -> ApprovalRequest:
 
 
 def run(coro: Awaitable[None]) -> None:
-    asyncio.run(asyncio.wait_for(coro, 30))  # type: ignore[arg-type]
+    asyncio.run(asyncio.wait_for(coro, 30))
 
 
 Scenario = Callable[[Backend, ClientConnection, SidePanelApprover], Awaitable[None]]
@@ -194,7 +195,7 @@ def test_the_audit_log_keeps_the_binding_and_tells_a_timeout_from_a_denial(tmp_p
     async def main() -> None:
         with RunStore(tmp_path / "runs.sqlite3") as store:
             store.start_run(RunRecord(run_id="r1", task="add it"))
-            trace = SearchTrace("r1", "best_first", SidePanelReporterStub(), store)
+            trace = SearchTrace("r1", "best_first", Reporters(), store)
             await trace.classified(0, asked.action_text, verdict)
             await trace.asked(0, asked, verdict)
             timeout = Decision(False, "timeout", "no answer in the side panel within 3 s", timed_out=True)
@@ -210,12 +211,6 @@ def test_the_audit_log_keeps_the_binding_and_tells_a_timeout_from_a_denial(tmp_p
         assert [(c.decision, c.decided_by) for c in stored.classifications] == [("denied", "timeout")]
 
     asyncio.run(main())
-
-
-class SidePanelReporterStub:
-    async def progress(self, run_id: str, text: str) -> None: ...
-
-    async def tree(self, update: object) -> None: ...
 
 
 def test_the_highlighted_element_is_the_one_in_the_page_the_tab_shows_now() -> None:

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from branchwise.llm import ChatMessage, Completion, LLMClient, LLMConfig, LLMError, Usage
 from branchwise.scripted_model import Script, ScriptedModelServer, ServerConfig
@@ -140,7 +141,7 @@ def test_not_found_is_not_retried_and_names_the_model() -> None:
 
 def test_unreachable_endpoint_gives_an_actionable_error() -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    config = LLMConfig(base_url=base_url, api_key="x", max_retries=1, backoff_initial_s=0.01)
+    config = LLMConfig(base_url=base_url, api_key=SecretStr("x"), max_retries=1, backoff_initial_s=0.01)
     with pytest.raises(LLMError) as caught:
         complete(config)
     message = str(caught.value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import re
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,9 @@ def raw_id(observation: Observation, role: str, name: str, nth: int = 0, frame_i
         if not node.ignored and node.role and node.role.value == role and node.name and node.name.value == name
     ]
     assert len(found) > nth, f"fixture has no {role} {name!r} #{nth}"
-    return found[nth]
+    backend_id = found[nth]
+    assert backend_id is not None, f"the fixture's {role} {name!r} #{nth} has no backendDOMNodeId"
+    return backend_id
 
 
 def body(text: str) -> list[str]:
@@ -62,7 +65,7 @@ def body(text: str) -> list[str]:
 
 def test_shop_home_full_text() -> None:
     obs = load("shop_home")
-    i = lambda role, name, nth=0: raw_id(obs, role, name, nth)  # noqa: E731
+    i = partial(raw_id, obs)
     mug = i("link", "Kid's Mug")
     expected = "\n".join([
         "Tab 0 (current): Acme Shop",
@@ -103,7 +106,7 @@ def test_shop_home_full_text() -> None:
 def test_hidden_elements_are_absent() -> None:
     obs = load("hidden")
     view = process(obs)
-    i = lambda role, name: raw_id(obs, role, name)  # noqa: E731
+    i = partial(raw_id, obs)
     assert body(view.text) == [
         f"[{i('RootWebArea', 'Hidden things')}] RootWebArea 'Hidden things'",
         f"\t[{i('heading', 'Visible heading')}] heading 'Visible heading'",
@@ -120,7 +123,7 @@ def test_hidden_elements_are_absent() -> None:
 def test_repeated_static_text_is_dropped() -> None:
     obs = load("repeated_text")
     view = process(obs)
-    i = lambda role, name, nth=0: raw_id(obs, role, name, nth)  # noqa: E731
+    i = partial(raw_id, obs)
     assert body(view.text) == [
         f"[{i('RootWebArea', 'Orders')}] RootWebArea 'Orders'",
         # the heading's own text is in its name
@@ -159,7 +162,7 @@ def form() -> Observation:
 
 def test_form_lines(form: Observation) -> None:
     view = process(form)
-    i = lambda role, name, nth=0: raw_id(form, role, name, nth)  # noqa: E731
+    i = partial(raw_id, form)
     lines = body(view.text)
     assert lines == [
         f"[{i('RootWebArea', 'Checkout')}] RootWebArea 'Checkout' focused: True",

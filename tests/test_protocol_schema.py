@@ -24,7 +24,7 @@ def test_committed_schema_matches_the_models() -> None:
 
 
 def test_every_message_type_has_exactly_one_example_that_validates() -> None:
-    types = [example.type for example in EXAMPLES]  # type: ignore[attr-defined]
+    types = [example.type for example in EXAMPLES]
     assert sorted(types) == sorted(message_type(m) for m in ALL_MESSAGES)
     by_type = {message_type(m): m for m in ALL_MESSAGES}
     for relative in (ROOT / "protocol" / "examples").glob("*.json"):

@@ -15,6 +15,7 @@ from branchwise.sandbox import DEALS_PATH, ShopConfig, ShopQueries, ShopServer
 from branchwise.sandbox.database import fingerprint
 from branchwise.sandbox.deals import DEALS_HEADING, FEATURED_DEAL_PREFIX, MORE_DEALS_COUNT, deal_order, deal_window
 from branchwise.sandbox.pricing import format_price
+
 from test_sandbox_shop import Browser, Page
 
 FEATURED = "//section[@aria-labelledby='featured-deal-title']"

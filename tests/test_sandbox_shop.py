@@ -16,8 +16,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from branchwise.sandbox import DEMO_USER, OTHER_USER, SESSION_COOKIE, ShopConfig, ShopQueries, ShopServer
-from branchwise.sandbox import landmarks
+from branchwise.sandbox import DEMO_USER, OTHER_USER, SESSION_COOKIE, ShopConfig, ShopQueries, ShopServer, landmarks
 from branchwise.sandbox.database import fingerprint
 from branchwise.sandbox.models import Product
 from branchwise.sandbox.pricing import format_price
@@ -90,7 +89,9 @@ class Browser:
 
     @property
     def session_token(self) -> str:
-        return next(cookie.value for cookie in self.jar if cookie.name == SESSION_COOKIE)
+        value = next(cookie.value for cookie in self.jar if cookie.name == SESSION_COOKIE)
+        assert value is not None, "the session cookie has no value"
+        return value
 
     def add_to_cart(self, product: Product, quantity: int = 1) -> Page:
         fields = {"product_id": str(product.id), "quantity": str(quantity)}

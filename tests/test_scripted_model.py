@@ -14,6 +14,7 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam as Message
 from pydantic import ValidationError
 
 from branchwise.scripted_model import DEFAULT_FALLBACK, Script, ScriptedModelServer, ServerConfig
@@ -23,7 +24,7 @@ def make_script(data: dict[str, Any]) -> Script:
     return Script.model_validate(data)
 
 
-def chat(server: ScriptedModelServer, messages: list[dict[str, str]], **params: Any) -> Any:
+def chat(server: ScriptedModelServer, messages: list[Message], **params: Any) -> Any:
     async def run() -> Any:
         async with openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0) as client:
             return await client.chat.completions.create(model="test-model", messages=messages, **params)
@@ -31,7 +32,7 @@ def chat(server: ScriptedModelServer, messages: list[dict[str, str]], **params: 
     return asyncio.run(run())
 
 
-def user(text: str) -> list[dict[str, str]]:
+def user(text: str) -> list[Message]:
     return [{"role": "user", "content": text}]
 
 
@@ -68,9 +69,9 @@ def test_rules_match_in_order_with_all_conditions() -> None:
 
 def test_search_in_last_user_only_looks_at_the_last_user_message() -> None:
     with ScriptedModelServer(RULES) as server:
-        in_system = [{"role": "system", "content": "SYSWORD"}, {"role": "user", "content": "hello"}]
+        in_system: list[Message] = [{"role": "system", "content": "SYSWORD"}, {"role": "user", "content": "hello"}]
         assert chat(server, in_system).choices[0].message.content == "anywhere"
-        in_last = [{"role": "system", "content": "x"}, {"role": "user", "content": "SYSWORD"}]
+        in_last: list[Message] = [{"role": "system", "content": "x"}, {"role": "user", "content": "SYSWORD"}]
         assert chat(server, in_last).choices[0].message.content == "in last user"
 
 
@@ -145,7 +146,7 @@ def test_usage_approximates_tokens_from_characters() -> None:
 
 def test_requests_are_recorded_with_their_parameters() -> None:
     with ScriptedModelServer(RULES) as server:
-        messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "alpha beta"}]
+        messages: list[Message] = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "alpha beta"}]
         chat(server, messages, temperature=0.3, top_p=0.9, max_tokens=50, stop=["\n\n"])
         recorded = server.last_request
         assert recorded.model == "test-model"

@@ -6,18 +6,24 @@ import asyncio
 import http.client
 import json
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from branchwise.link import LinkClosed, LinkTimeout
 from branchwise.pairing import load_or_create_token
-from branchwise.protocol import PROTOCOL_VERSION, ListTabs, Observe, Observation, Tabs
+from branchwise.protocol import PROTOCOL_VERSION, ListTabs, Observation, Observe, Tabs
+
 from extension_client import open_socket, paired_socket, receive_json, running_backend
 
+T = TypeVar("T")
 
-def run(coro):  # noqa: ANN001, ANN201 - tiny helper for async tests without a plugin
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Tiny helper for async tests without a plugin."""
     return asyncio.run(asyncio.wait_for(coro, 60))
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from branchwise.store import (
     SCHEMA_VERSION,
     BacktrackRecord,

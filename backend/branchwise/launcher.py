@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 from websockets.asyncio.client import connect
@@ -91,7 +92,7 @@ class LaunchedBrowser:
         """For Selenium's ChromeOptions.debugger_address."""
         return f"127.0.0.1:{self.devtools_port}"
 
-    async def cdp(self, method: str, params: dict[str, object] | None = None) -> dict[str, object]:
+    async def cdp(self, method: str, params: dict[str, object] | None = None) -> dict[str, Any]:
         """One command on the browser-level DevTools endpoint."""
         url = f"ws://127.0.0.1:{self.devtools_port}{self.browser_ws_path}"
         async with connect(url, max_size=None) as ws:
@@ -101,7 +102,8 @@ class LaunchedBrowser:
                 if reply.get("id") == 1:
                     if "error" in reply:
                         raise BrowserLaunchError(f"{method}: {reply['error'].get('message')}")
-                    return reply.get("result", {})
+                    result: dict[str, Any] = reply.get("result", {})
+                    return result
 
     async def open_page(self, url: str) -> str:
         result = await self.cdp("Target.createTarget", {"url": url})
@@ -119,7 +121,7 @@ class LaunchedBrowser:
             self.process.terminate()
             try:
                 await asyncio.wait_for(self.process.wait(), 10)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
         if self._owns_profile:
@@ -151,7 +153,8 @@ async def launch_chromium(config: ChromiumConfig) -> LaunchedBrowser:
             break
         if asyncio.get_running_loop().time() > deadline:
             process.kill()
-            raise BrowserLaunchError(f"Chromium did not open its DevTools port within {config.start_timeout_seconds:.0f} s")
+            raise BrowserLaunchError(
+                f"Chromium did not open its DevTools port within {config.start_timeout_seconds:.0f} s")
         await asyncio.sleep(0.05)
     browser = LaunchedBrowser(process, int(lines[0]), lines[1].strip(), user_data_dir, owns_profile)
     log.info("Chromium %s started (pid %d, DevTools port %d)", binary, process.pid, browser.devtools_port)

@@ -149,8 +149,8 @@ class ExtensionLink:
         try:
             await self.send(message)
             reply = await asyncio.wait_for(future, wait)
-        except asyncio.TimeoutError as exc:
-            raise LinkTimeout(f"no answer to {message.type} within {wait:.0f} s") from exc  # type: ignore[attr-defined]
+        except TimeoutError as exc:
+            raise LinkTimeout(f"no answer to {message.type} within {wait:.0f} s") from exc
         finally:
             self._pending.pop(message.id, None)
         if isinstance(reply, Error):
@@ -189,7 +189,7 @@ class ExtensionLink:
     async def _handshake(self) -> bool:
         try:
             raw = await asyncio.wait_for(self._receive(), HELLO_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("extension sent no hello within %.0f s: closing", HELLO_TIMEOUT_SECONDS)
             await self.close(CLOSE_NO_HELLO, "no hello")
             return False
@@ -233,7 +233,7 @@ class ExtensionLink:
             if event["type"] == "websocket.disconnect":
                 self._closed.set()
                 return None
-            raw = event.get("text")
+            raw: str | None = event.get("text")
             if raw is None and event.get("bytes") is not None:
                 raw = event["bytes"].decode("utf-8", errors="replace")
             if raw is None:
@@ -365,7 +365,7 @@ class ExtensionHub:
 
         try:
             return await asyncio.wait_for(ready(), timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise LinkTimeout(
                 f"no Branchwise extension connected within {timeout:.0f} s: is the extension installed and paired "
                 f"with ws://127.0.0.1:{self.config.port}/ws?"
@@ -392,7 +392,7 @@ class ExtensionHub:
         async with self._changed:
             self._changed.notify_all()
 
-    # LinkHandlers ------------------------------------------------------------------------------------------------------
+    # LinkHandlers -----------------------------------------------------------------------------------------------------
 
     def on_event(self, event: BrowserEvent) -> None:
         for listener in list(self._event_listeners):

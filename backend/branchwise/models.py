@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
+from pydantic import SecretStr
+
 from .llm import LLMClient, LLMConfig
 from .scripted_model import Script, ScriptedModelServer
 from .search.roles import ROLES, ModelRoles, Role, RoleModel
@@ -78,7 +80,7 @@ async def open_model(
     server = ScriptedModelServer(chosen)
     await asyncio.to_thread(server.start)
     try:
-        config = LLMConfig(base_url=server.base_url, api_key="scripted", model="scripted")
+        config = LLMConfig(base_url=server.base_url, api_key=SecretStr("scripted"), model="scripted")
         async with LLMClient(config) as client:
             yield ModelSetup(client, True, f"SCRIPTED model at {server.base_url} (canned answers, not a real model)")
     finally:

@@ -8,7 +8,7 @@ AX nodes keep CDP's own camelCase field names so the extension can forward `Acce
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -30,6 +30,9 @@ class Model(BaseModel):
 class Envelope(Model):
     id: str = Field(default_factory=new_id, min_length=1, max_length=64)
     reply_to: str | None = Field(default=None, max_length=64)
+    if TYPE_CHECKING:
+        # Each message class declares its own `type: Literal[...]` with a default; only type checkers see this one.
+        type: str
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -106,7 +109,8 @@ class NavigationInfo(Model):
     can_go_back: bool | None = None
     can_go_forward: bool | None = None
     http_status: int | None = Field(default=None, description="The main document's HTTP status, when the page knows it")
-    error_page: bool = Field(default=False, description="Chromium shows its own error page (no connection, bad host...)")
+    error_page: bool = Field(default=False,
+                             description="Chromium shows its own error page (no connection, bad host...)")
 
 
 class DialogInfo(Model):
@@ -181,9 +185,7 @@ class DialogCmd(Model):
 
 
 BrowserCmd = Annotated[
-    Union[
-        ClickCmd, HoverCmd, TypeCmd, PressCmd, ScrollCmd, SelectCmd, GotoCmd, GoBackCmd, GoForwardCmd, DialogCmd
-    ],
+    ClickCmd | HoverCmd | TypeCmd | PressCmd | ScrollCmd | SelectCmd | GotoCmd | GoBackCmd | GoForwardCmd | DialogCmd,
     Field(discriminator="kind"),
 ]
 
@@ -592,14 +594,14 @@ class ConfirmClosed(Envelope):
 
 # ---------------------------------------------------------------------------------------------------------------------
 
-ToExtension = Union[
-    HelloOk, Ping, Pong, Error, ListTabs, OpenTab, CloseTab, GuardTab, ActivateTab, Observe, Act, Inspect, RunUpdate,
-    TreeUpdate, RunStarted, Done, GateTab, ReleaseRequest, ConfirmRequest, ConfirmClosed,
-]
-FromExtension = Union[
-    Hello, Ping, Pong, Error, Tabs, TabOpened, Done, Observation, ActResult, ElementFactsReply, NetworkRequest,
-    TabEvent, DialogEvent, StartRun, StopRun, RequestHeld, RequestSent, ConfirmAnswer,
-]
+ToExtension: TypeAlias = (
+    HelloOk | Ping | Pong | Error | ListTabs | OpenTab | CloseTab | GuardTab | ActivateTab | Observe | Act | Inspect
+    | RunUpdate | TreeUpdate | RunStarted | Done | GateTab | ReleaseRequest | ConfirmRequest | ConfirmClosed
+)
+FromExtension: TypeAlias = (
+    Hello | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply | NetworkRequest
+    | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent | ConfirmAnswer
+)
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
     Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
@@ -620,4 +622,7 @@ def parse_incoming(raw: str | bytes) -> FromExtension:
 
 
 def message_type(model: type[Envelope]) -> str:
-    return model.model_fields["type"].default
+    default = model.model_fields["type"].default
+    if not isinstance(default, str):
+        raise TypeError(f"{model.__name__} names no message type")
+    return default

@@ -39,9 +39,9 @@ from .protocol import (
     Inspect,
     LinkFacts,
     ListTabs,
+    NavigationInfo,
     NetworkRequest,
     Observation,
-    NavigationInfo,
     Observe,
     OpenTab,
     Ping,
@@ -77,11 +77,13 @@ def _node(node_id: str, role: str, name: str, backend: int, children: list[str],
 
 
 EXAMPLES: list[Envelope] = [
-    Hello(id="a1", protocol_version=PROTOCOL_VERSION, extension_version="0.1.0", user_agent="Mozilla/5.0 ... Chrome/156.0"),
+    Hello(id="a1", protocol_version=PROTOCOL_VERSION, extension_version="0.1.0",
+          user_agent="Mozilla/5.0 ... Chrome/156.0"),
     HelloOk(id="b1", reply_to="a1", backend_version="0.1.0"),
     Ping(id="b2"),
     Pong(id="a2", reply_to="b2"),
-    Error(id="b3", reply_to="a9", code="invalid_message", message="network_request.tab_id: Input should be a valid integer"),
+    Error(id="b3", reply_to="a9", code="invalid_message",
+          message="network_request.tab_id: Input should be a valid integer"),
     ListTabs(id="b4"),
     Tabs(id="a3", reply_to="b4", tabs=[TAB]),
     OpenTab(id="b5", url=f"{SHOP}/", active=True),
@@ -166,7 +168,7 @@ def generated_files() -> dict[str, str]:
     for model in ALL_MESSAGES:
         files[f"schema/{message_type(model)}.json"] = _dump(model.model_json_schema())
     for example in EXAMPLES:
-        files[f"examples/{example.type}.json"] = _dump(example.model_dump(mode="json", exclude_none=True))  # type: ignore[attr-defined]
+        files[f"examples/{example.type}.json"] = _dump(example.model_dump(mode="json", exclude_none=True))
     return files
 
 

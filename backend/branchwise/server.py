@@ -34,7 +34,8 @@ class Refusal:
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for key, value in headers:
         if key == name:
             return value.decode("latin-1")
     return None
@@ -49,7 +50,8 @@ def _host_name(host_header: str) -> str:
 def offered_token(scope: Scope) -> str | None:
     """The token, from the WebSocket subprotocol list (browsers cannot set headers) or an HTTP bearer header."""
     if scope["type"] == "websocket":
-        for proto in scope.get("subprotocols", []):
+        subprotocols: list[str] = scope.get("subprotocols", [])
+        for proto in subprotocols:
             if proto.startswith(TOKEN_SUBPROTOCOL_PREFIX):
                 return proto[len(TOKEN_SUBPROTOCOL_PREFIX):]
         return None
@@ -90,7 +92,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         client = scope.get("client") or ("?", 0)
-        log.warning("refused %s %s from %s:%s: %s", scope["type"], scope.get("path"), client[0], client[1], refusal.reason)
+        log.warning("refused %s %s from %s:%s: %s", scope["type"], scope.get("path"), client[0], client[1],
+                    refusal.reason)
         if scope["type"] == "websocket":
             await receive()  # the connect event; closing before accept makes the server answer 403
             await send({"type": "websocket.close", "code": 1008, "reason": "forbidden"})
@@ -109,7 +112,8 @@ def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        # Unauthenticated on purpose and free of secrets: lets the CLI tell "port taken by Branchwise" from anything else.
+        # Unauthenticated on purpose and free of secrets: lets the CLI tell "port taken by Branchwise" from anything
+        # else.
         return {"service": "branchwise", "version": __version__}
 
     @app.get("/api/status")
@@ -171,7 +175,7 @@ class BackendServer:
         if self._task is not None:
             await self._task
 
-    async def __aenter__(self) -> "BackendServer":
+    async def __aenter__(self) -> BackendServer:
         await self.start()
         return self
 

@@ -65,7 +65,8 @@ class Type:
 
     def __repr__(self) -> str:
         text = SECRET_MASK if self.secret else self.text
-        return f"Type(element_id={self.element_id}, text={text!r}, press_enter={self.press_enter}, secret={self.secret})"
+        return (f"Type(element_id={self.element_id}, text={text!r}, press_enter={self.press_enter}, "
+                f"secret={self.secret})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,8 @@ class Stop(_Untargeted):
 
 
 Action: TypeAlias = (
-    Click | Hover | Type | Press | Scroll | SelectOption | Goto | GoBack | GoForward | NewTab | TabFocus | CloseTab | Stop
+    Click | Hover | Type | Press | Scroll | SelectOption | Goto | GoBack | GoForward | NewTab | TabFocus | CloseTab
+    | Stop
 )
 ACTION_TYPES: tuple[type, ...] = get_args(Action)
 

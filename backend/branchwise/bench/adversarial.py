@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, SecretStr, computed_field
 
 from ..agent.env import BrowserEnv
 from ..agent.reporting import TerminalReporter
@@ -325,7 +325,7 @@ async def run_benchmark(keys: Sequence[str], planners: Sequence[Planner] = PLANN
         work = Path(tmp)
         config = ServerConfig(port=0, data_dir=work / "data")
         async with open_session(config, ChromiumConfig(headless=True)) as session, \
-                LLMClient(LLMConfig(base_url=server.base_url, api_key="bench", model="scripted")) as client:
+                LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("bench"), model="scripted")) as client:
             model = ModelSetup(client, True, "scripted")
             for key in keys:
                 for planner in planners:

@@ -279,7 +279,8 @@ def format_report(report: BenchReport) -> str:
         " " * label_width + "  " + "  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)),
     ]
     for label, values in rows:
-        lines.append(label.ljust(label_width) + "  " + "  ".join(v.rjust(w) for v, w in zip(values, widths, strict=True)))
+        cells = "  ".join(v.rjust(w) for v, w in zip(values, widths, strict=True))
+        lines.append(label.ljust(label_width) + "  " + cells)
     return "\n".join(lines) + "\n"
 
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from ..agent.env import BrowserEnv
 from ..agent.reporting import TerminalReporter
@@ -91,7 +91,8 @@ async def run_once(session: Session, scenario: Scenario, mode: BacktrackMode, wo
             ScriptedModelServer(scenario.script()) as model:
         tab = await session.browser.open_tab(shop.base_url + scenario.path)
         env = BrowserEnv(session.browser, tab.tab_id)
-        async with LLMClient(LLMConfig(base_url=model.base_url, api_key="bench", model="scripted")) as client:
+        config = LLMConfig(base_url=model.base_url, api_key=SecretStr("bench"), model="scripted")
+        async with LLMClient(config) as client:
             with RunStore(work / "runs.sqlite3") as store:
                 agent = SearchAgent(ModelRoles.shared(client), session.browser,
                                     SearchConfig(strategy="action_aware", backtrack=mode), store=store)

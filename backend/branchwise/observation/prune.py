@@ -111,6 +111,7 @@ class _Pruner:
             if not node.ignored and node.role in CONTEXT_ROLES:
                 ancestors = (*ancestors, LocatorStep(node.role, node.name))
             in_label = visit.in_label or node.role == "LabelText"
+            child: tuple[int, KeptNode | None, str, tuple[LocatorStep, ...], bool]
             if kept is not None:
                 parent_name = "" if node.role in UNQUOTED_CONTAINERS else node.name
                 child = (visit.depth + 1, kept, parent_name, ancestors, in_label)

@@ -14,6 +14,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -88,7 +89,8 @@ class SidePanelApprover:
                      message.action_text or f"{message.request_method} {message.request_url}")
             gone = asyncio.ensure_future(link.wait_closed())
             try:
-                await asyncio.wait({pending.answer, gone}, timeout=message.timeout_s,
+                waiting: set[asyncio.Future[Any]] = {pending.answer, gone}
+                await asyncio.wait(waiting, timeout=message.timeout_s,
                                    return_when=asyncio.FIRST_COMPLETED)
             finally:
                 gone.cancel()

@@ -5,10 +5,10 @@ Data only: the generator picks from these with a seeded RNG, so changing a list 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import Mapping
 
 
 class OptionSet(Enum):

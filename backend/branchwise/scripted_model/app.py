@@ -18,8 +18,8 @@ from .config import ServerConfig
 from .engine import ScriptEngine, Selection
 from .faults import FailureQueue
 from .recording import RecordedMessage, RecordedRequest, RequestLog
-from .simulate import resolve_placeholders
 from .script import Reply
+from .simulate import resolve_placeholders
 from .wire import (
     AssistantMessage,
     ChatCompletionChunk,

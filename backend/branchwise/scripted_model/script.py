@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -44,6 +45,14 @@ class Rule(_Strict):
     when_regex: str | None = None
     max_uses: int | None = Field(default=None, ge=1)
     replies: list[Reply] = Field(min_length=1)
+
+    if TYPE_CHECKING:
+        # What `_accept_shorthands` lets callers write, spelled out for type checkers: `reply=` for a single reply,
+        # and plain strings for replies.
+        def __init__(self, *, name: str = "", when_contains: list[str] = ...,
+                     search_in: Literal["all", "last_user"] = "all", when_regex: str | None = None,
+                     max_uses: int | None = None, replies: Sequence[Reply | str] = ..., reply: Reply | str = ...,
+                     ) -> None: ...
 
     @model_validator(mode="before")
     @classmethod

@@ -6,7 +6,6 @@ from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-
 FinishReason: TypeAlias = Literal["stop", "length"]
 
 

@@ -40,7 +40,8 @@ def format_runs(summaries: Sequence[RunSummary]) -> str:
 def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
     if not usage:
         return ["Usage: none recorded"]
-    rows = [(u.role, str(u.calls), str(u.prompt_tokens), str(u.completion_tokens), str(u.retries)) for u in usage]
+    rows: list[tuple[str, ...]] = [(u.role, str(u.calls), str(u.prompt_tokens), str(u.completion_tokens),
+                                    str(u.retries)) for u in usage]
     rows.append(("total", str(sum(u.calls for u in usage)), str(sum(u.prompt_tokens for u in usage)),
                  str(sum(u.completion_tokens for u in usage)), str(sum(u.retries for u in usage))))
     header = ("role", "calls", "prompt", "completion", "retries")
