@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Capture fixture pages into `branchwise.protocol.Observation` JSON files, the way the extension observes a tab.
 
-Chromium is started by hand and Selenium attaches to it (PLATFORM.md: the launch recipe that never hangs). Pages are
-served from tests/fixtures/pages by a local http.server on 127.0.0.1; a second server is reached as `localhost` so
+Chromium is started by hand and Selenium attaches to it (docs/platform.md: the launch recipe that never hangs). Pages
+are served from tests/fixtures/pages by a local http.server on 127.0.0.1; a second server is reached as `localhost` so
 that one page can embed a cross-site iframe, which Chromium puts in its own process and CDP target.
 
 What the capture relies on (measured with Chromium 156):

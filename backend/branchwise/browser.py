@@ -46,7 +46,7 @@ R = TypeVar("R", bound=Envelope)
 
 class BrowserConfig(BaseModel):
     connect_timeout_seconds: float = 60.0
-    # The MV3 worker reconnects within ~0.2 s after a restart; give it a generous grace period.
+    # The MV3 worker reconnects within ~0.2 s after a restart (docs/platform.md); give it a generous grace period.
     reconnect_grace_seconds: float = 15.0
     observe_timeout_seconds: float = 60.0
     act_timeout_seconds: float = 45.0

@@ -24,11 +24,11 @@ class ServerConfig(BaseModel):
     port: int = DEFAULT_PORT
     data_dir: Path = Field(default_factory=default_data_dir)
     extension_id: str = EXTENSION_ID
-    # A big page's raw AX tree is ~9 MB; leave room, but refuse anything absurd.
+    # A big page's raw AX tree is ~9 MB (docs/platform.md); leave room, but refuse anything absurd.
     max_message_bytes: int = 32 * 1024 * 1024
     # Hard transport cap (the websocket library drops the connection above it); the app limit above answers politely.
     transport_max_bytes: int = 48 * 1024 * 1024
-    # The MV3 worker is killed ~30 s after the last data message; ping well inside that.
+    # The MV3 worker is killed ~30 s after the last data message (docs/platform.md); ping well inside that.
     keepalive_seconds: float = 15.0
     request_timeout_seconds: float = 30.0
     # The version this backend speaks; only tests set another, to see how a mismatched extension is refused.

@@ -1,7 +1,7 @@
 """Start Chromium with the Branchwise extension loaded and paired, as `--launch`, the demo and the e2e tests do.
 
 We start Chromium ourselves with `--remote-debugging-port=0` and read the port from DevToolsActivePort: letting
-chromedriver launch it with an extension hangs on the first navigation in ~9 % of launches (PLATFORM.md).
+chromedriver launch it with an extension hangs on the first navigation in ~9 % of launches (docs/platform.md).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def find_chromium(config: ChromiumConfig) -> str:
         if path and os.access(path, os.X_OK):
             return path
     raise BrowserLaunchError(
-        "Chromium was not found. Install it (Debian: `apt-get install chromium chromium-driver`, or `make browser`) "
+        "Chromium was not found. Install it (Debian: `apt-get install chromium chromium-driver`, or `make setup`) "
         "or point BRANCHWISE_CHROMIUM at the binary."
     )
 

@@ -1,4 +1,4 @@
-"""Selenium on a Chromium we launched ourselves: attaching avoids chromedriver's launch hang (PLATFORM.md).
+"""Selenium on a Chromium we launched ourselves: attaching avoids chromedriver's launch hang (docs/platform.md).
 
 Used by the e2e tests, the benchmark and the fixture capture script; selenium comes with the `test` extra.
 """

@@ -220,7 +220,7 @@ def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample],
 
 @contextlib.asynccontextmanager
 async def attached_driver(session: Session) -> AsyncIterator[webdriver.Chrome]:
-    """Selenium on the Chromium the session launched (attaching avoids chromedriver's launch hang, PLATFORM.md)."""
+    """Selenium on the Chromium the session launched (attaching avoids chromedriver's launch hang, docs/platform.md)."""
     assert session.chromium is not None
     driver = await asyncio.to_thread(attach_selenium, session.chromium.debugger_address)
     try:
