@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Stack, in_extension
+from pydantic import SecretStr
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
-from test_cli_e2e import base_env
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView
@@ -28,12 +27,15 @@ from branchwise.config import EXTENSION_ID
 from branchwise.link import ExtensionError
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.protocol import ElementRef, ScrollCmd
+from branchwise.safety.sites import SiteRefused, SiteRules
 from branchwise.sandbox import ShopServer
 from branchwise.sandbox.demo_users import DEMO_USER
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.safety.sites import SiteRefused, SiteRules
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.store import default_store_path
+
+from harness import Stack, in_extension
+from test_cli_e2e import base_env
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +126,8 @@ def test_every_command_on_a_tab_not_handed_over_is_refused(stack: Stack, site: R
     browser = stack.session.browser
     private = user_tab(stack, f"{site.base_url}/private?who=user")
     ref = ElementRef(backend_node_id=1)
-    for name, coro in [("observe", browser.observe(private)), ("act", browser.act(private, ScrollCmd(direction="down"))),
+    for name, coro in [("observe", browser.observe(private)),
+                       ("act", browser.act(private, ScrollCmd(direction="down"))),
                        ("inspect", browser.inspect(private, [ref])), ("activate", browser.activate_tab(private)),
                        ("guard", browser.guard_tab(private, True)), ("gate", browser.gate_tab(private, True)),
                        ("close", browser.close_tab(private))]:
@@ -267,7 +270,8 @@ def test_a_run_whose_page_leaves_for_a_blocked_site_stops_with_the_reason(stack:
     rules = [Rule(reply=cot("click [{{id: link 'Go elsewhere'}}]"))]
 
     async def run(server: ScriptedModelServer) -> RunResult:
-        async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
+        config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(config) as client:
             agent = GreedyAgent(client)
             return await agent.run("Find the other page", BrowserEnv(stack.session.browser, tab.tab_id), Quiet())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from harness import Stack
+from pydantic import SecretStr
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -20,6 +20,8 @@ from branchwise.runs import RunManager
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.scripted_model import ScriptedModelServer
 
+from harness import Stack
+
 pytestmark = pytest.mark.e2e
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
 
@@ -29,7 +31,7 @@ def runs(stack: Stack) -> Iterator[ScriptedModelServer]:
     """The backend accepts runs from the panel, answered by a scripted model over real HTTP."""
     with ScriptedModelServer(bundled_demo_script()) as server:
         async def attach() -> LLMClient:
-            client = LLMClient(LLMConfig(base_url=server.base_url, api_key="test", model="scripted"))
+            client = LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("test"), model="scripted"))
             RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
                        GreedyAgent(client, GreedyConfig(max_steps=10)), EnvConfig()).attach()
             return client

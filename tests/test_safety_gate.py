@@ -4,14 +4,14 @@ the browser exactly once and into the audit log, and each action learns what it 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from branchwise.agent.watch import ExpectedRequest, GatedRequest
+from branchwise.agent.watch import ActionWatch, ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent, ExtensionError
 from branchwise.protocol import AllowedRequest, RequestHeld, RequestSent, TabEvent
 from branchwise.safety.gate import GateConfig, GateRun, NetworkGate, gate_run
@@ -50,7 +50,7 @@ class FakeBrowser:
 @dataclass
 class Env:
     tab_id: int = 7
-    watch: object = None
+    watch: ActionWatch | None = None
 
 
 @dataclass
@@ -71,7 +71,7 @@ def held(hold_id: str = "h1", tab_id: int = 7, method: str = "POST", url: str = 
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Harness:
+def harness(tmp_path: Path) -> Iterator[Harness]:
     store = RunStore.open(tmp_path / "runs.sqlite3")
     store.start_run(RunRecord(run_id="r1", task="buy nothing"))
     browser = FakeBrowser()
@@ -109,7 +109,8 @@ async def act(h: Harness, action_text: str, events: list[BrowserEvent],
               approved: tuple[ExpectedRequest, ...] | None = None) -> list[GatedRequest]:
     """One action under the watch (`approved`: what the user approved with it, None: not approved): the events
     arrive while it runs; returns what the action learns on exit."""
-    async with h.env.watch.acting(h.env, action_text, approved) as seen:  # type: ignore[attr-defined]
+    assert h.env.watch is not None, "the gate is not active"
+    async with h.env.watch.acting(h.env, action_text, approved) as seen:
         for event in events:
             h.browser.emit(event)
             await asyncio.sleep(0)
@@ -260,7 +261,8 @@ def test_tabs_the_run_moves_to_or_its_pages_open_are_gated_and_released_with_it(
             h.browser.emit(TabEvent(tab_id=8, event="created", opener_tab_id=7))
             h.env.tab_id = 9  # e.g. tab_focus: the next action runs there
             await act(h, "click [1]", [held("h2", tab_id=8)])
-            await h.env.watch.adopt(10)  # type: ignore[attr-defined]  # a committed speculative tab
+            assert h.env.watch is not None
+            await h.env.watch.adopt(10)  # a committed speculative tab
 
     asyncio.run(main())
     assert h.browser.gated[:3] == [(7, True), (9, True), (10, True)]
@@ -351,10 +353,10 @@ def test_through_the_side_panel_a_held_request_is_a_request_card(tmp_path: Path)
     (kind request, with method and address), the user's answer, then release_request."""
     import json
 
-    from extension_client import paired_socket, receive_json, running_backend
-
     from branchwise.browser import Browser
     from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
+
+    from extension_client import paired_socket, receive_json, running_backend
 
     async def reply_done(ws: Any, message: dict[str, Any]) -> None:
         await ws.send(json.dumps({"type": "done", "id": f"d-{message['id']}", "reply_to": message["id"]}))
@@ -415,6 +417,7 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     from branchwise.actions import Action
     from branchwise.agent.env import EnvView, ExecResult
     from branchwise.agent.greedy import GreedyAgent
+
     from fake_models import FakeModel
 
     browser = FakeBrowser()

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
+
 from branchwise.actions import SECRET_MASK, Click, Stop, Type
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.greedy import GreedyAgent
@@ -23,6 +25,7 @@ from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.generate import GenerationConfig, GenerationInput, Variation, generate_candidates
 from branchwise.search.roles import RoleModel
 from branchwise.store import RunStore, default_store_path
+
 from fake_models import FakeModel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
@@ -93,7 +96,7 @@ def test_a_secret_type_shows_masked_but_acts_with_the_real_text(form: PageView) 
     moved = dataclasses.replace(action, element_id=99)  # retargeting keeps the mark
     assert moved.secret and PASSWORD not in moved.to_text()
     env = BrowserEnv(None, 1)  # type: ignore[arg-type]
-    env.last = type("V", (), {"page": form, "dialog": None})()  # type: ignore[assignment]
+    env.last = type("V", (), {"page": form, "dialog": None})()
     assert env.command_for(action) == TypeCmd(element=form.ref(password), text=PASSWORD, press_enter=True)
 
 
@@ -115,12 +118,13 @@ def test_the_keeper_seals_actions_and_scrubs_what_follows(form: PageView) -> Non
 
 def test_generated_candidates_carry_the_masked_text(form: PageView) -> None:
     password = element(form, "textbox", "Password")
-    answer = f"I will type {PASSWORD}. In summary, the next action I will perform is ```type [{password}] [{PASSWORD}] [0]```"
+    answer = (f"I will type {PASSWORD}. "
+              f"In summary, the next action I will perform is ```type [{password}] [{PASSWORD}] [0]```")
 
     keeper = SecretKeeper()
     data = GenerationInput(task="Sign in", observation=form.text, url=form.url, history=[])
     config = GenerationConfig(variations=(Variation(name="one", history=0),))
-    model = RoleModel(FakeModel.always(answer), "policy")  # type: ignore[arg-type]
+    model = RoleModel(FakeModel.always(answer), "policy")
     candidates, failures = asyncio.run(generate_candidates(model, data, config, form, secrets=keeper))
     assert not failures and len(candidates) == 1
     candidate = candidates[0]
@@ -191,7 +195,8 @@ def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
     caplog.set_level(logging.DEBUG)
 
     async def main(server: ScriptedModelServer, store: RunStore) -> RunResult:
-        async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
+        async with LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m",
+                                       max_retries=0)) as client:
             agent = GreedyAgent(client, store=store)
             env = BrowserEnv(browser, 1)  # type: ignore[arg-type]
             return await agent.run("Sign in and note card 5555 5555 5555 4444", env, reporter, run_id="r1")

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from pydantic import SecretStr
+
 from branchwise.actions import Click, Goto, NewTab, TabFocus
 from branchwise.agent.env import BrowserEnv, EnvConfig, EnvView
 from branchwise.agent.greedy import GreedyAgent
@@ -26,6 +26,8 @@ from branchwise.safety.sites import SitePattern, SitePatternError, SiteRefused, 
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.urlcheck import UrlProbe
 from branchwise.search.validate import ActionSpace, validate_action
+
+from extension_js import run_js
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
 
@@ -267,7 +269,8 @@ class Silent:
 
 def greedy_run(server: ScriptedModelServer, env: BrowserEnv) -> object:
     async def main() -> object:
-        async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
+        config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(config) as client:
             return await GreedyAgent(client).run("Check my balance", env, Silent(), run_id="r1")  # type: ignore[arg-type]
 
     return asyncio.run(main())
@@ -325,10 +328,8 @@ def test_the_terminal_shows_the_refusal() -> None:
     assert "Run failed: stopped before the start page was opened: bank.example" in out.getvalue()
 
 
-NODE = shutil.which("node")
-SITES_JS = Path(__file__).resolve().parents[1] / "extension" / "lib" / "sites.js"
 PARITY_JS = """
-import(require("url").pathToFileURL(process.argv[1]).href).then((m) => {
+import(process.argv[1]).then((m) => {
   const [patterns, urls] = JSON.parse(process.argv[2]);
   const parsed = patterns.map((t) => { try { return m.patternText(m.parsePattern(t)); } catch { return null; } });
   process.stdout.write(JSON.stringify([parsed, urls.map((u) => m.hostOf(u))]));
@@ -336,15 +337,12 @@ import(require("url").pathToFileURL(process.argv[1]).href).then((m) => {
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="needs Node.js to run the extension's module")
 def test_the_extension_reads_patterns_and_hosts_as_the_backend_does() -> None:
     patterns = ["Shop.Example", "*.Straße.example", "https://BÜcher.example:8080/x", "blocked%2Eexample",
                 "localhost:8080", "*.Bank.Example.", "127.0.0.1", "shop example", "*"]
     urls = ["https://blocked.example\\@allowed.example/", "https://blocked%2Eexample/", "https://straße.example/",
             "blob:https://a.example/u", "HTTPS://Shop.Example.:8443/a", "about:blank"]
-    assert NODE is not None
-    done = subprocess.run([NODE, "-e", PARITY_JS, str(SITES_JS), json.dumps([patterns, urls])], capture_output=True,
-                          text=True, timeout=30, check=True)
+    read_by_the_extension = run_js("sites.js", PARITY_JS, json.dumps([patterns, urls]))
 
     def python_pattern(text: str) -> str | None:
         try:
@@ -352,4 +350,4 @@ def test_the_extension_reads_patterns_and_hosts_as_the_backend_does() -> None:
         except SitePatternError:
             return None
 
-    assert json.loads(done.stdout) == [[python_pattern(t) for t in patterns], [host_of(u) for u in urls]]
+    assert read_by_the_extension == [[python_pattern(t) for t in patterns], [host_of(u) for u in urls]]
