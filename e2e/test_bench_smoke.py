@@ -61,7 +61,8 @@ def test_search_benchmark_compares_speculative_and_naive_backtracking(tmp_path: 
     for run in runs.values():
         assert run.backtracks and all(b.wall_ms > 0 and b.env_actions >= 1 for b in run.backtracks)
         assert run.search_steps > 0 and run.loop_cpu_ms > 0
-    # The reload-changing page: speculative replay aborts and the run still answers; naive replay has no way back.
-    assert [b.outcome for b in runs[("page changes on reload", "speculative")].backtracks] == ["aborted"]
-    assert runs[("page changes on reload", "speculative")].status == "finished"
-    assert runs[("page changes on reload", "naive")].status == "failed"
+    # The reload-changing start page is no checkpoint: in both modes the backtrack is refused before anything is
+    # replayed (naive replay used to reset the working tab onto a changed page), and the run still answers.
+    for mode in ("speculative", "naive"):
+        assert [b.outcome for b in runs[("page changes on reload", mode)].backtracks] == ["aborted"]
+        assert runs[("page changes on reload", mode)].status == "finished"

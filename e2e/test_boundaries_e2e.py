@@ -21,7 +21,6 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView
-from branchwise.agent.greedy import GreedyAgent
 from branchwise.agent.records import RunResult
 from branchwise.config import EXTENSION_ID
 from branchwise.link import ExtensionError
@@ -32,6 +31,8 @@ from branchwise.sandbox import ShopServer
 from branchwise.sandbox.demo_users import DEMO_USER
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.search.agent import SearchAgent, SearchConfig
+from branchwise.search.roles import ModelRoles
 from branchwise.store import default_store_path
 
 from harness import Stack, in_extension
@@ -272,7 +273,7 @@ def test_a_run_whose_page_leaves_for_a_blocked_site_stops_with_the_reason(stack:
     async def run(server: ScriptedModelServer) -> RunResult:
         config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
-            agent = GreedyAgent(client)
+            agent = SearchAgent(ModelRoles.shared(client), stack.session.browser, SearchConfig(strategy="greedy"))
             return await agent.run("Find the other page", BrowserEnv(stack.session.browser, tab.tab_id), Quiet())
 
     with ScriptedModelServer(Script(rules=rules)) as server:

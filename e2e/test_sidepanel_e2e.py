@@ -11,7 +11,6 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from branchwise.agent.env import EnvConfig
-from branchwise.agent.greedy import GreedyAgent, GreedyConfig
 from branchwise.config import EXTENSION_ID
 from branchwise.demo.task import DEMO_TASK
 from branchwise.llm import LLMClient, LLMConfig
@@ -19,6 +18,8 @@ from branchwise.models import ModelSetup, bundled_demo_script
 from branchwise.runs import RunManager
 from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.scripted_model import ScriptedModelServer
+from branchwise.search.agent import SearchAgent, SearchConfig
+from branchwise.search.roles import ModelRoles
 
 from harness import Stack
 
@@ -33,7 +34,8 @@ def runs(stack: Stack) -> Iterator[ScriptedModelServer]:
         async def attach() -> LLMClient:
             client = LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("test"), model="scripted"))
             RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
-                       GreedyAgent(client, GreedyConfig(max_steps=10)), EnvConfig()).attach()
+                       SearchAgent(ModelRoles.shared(client), stack.session.browser,
+                                   SearchConfig(strategy="greedy", max_steps=10)), EnvConfig()).attach()
             return client
 
         client = stack.call(attach())

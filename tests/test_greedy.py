@@ -12,15 +12,17 @@ import pytest
 
 from branchwise.actions import Action, Click
 from branchwise.agent.env import EnvView, ExecResult
-from branchwise.agent.greedy import GreedyAgent, GreedyConfig
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.cli import RunOptions, build_agent
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.safety.gate import NetworkGate
+from branchwise.search.agent import SearchAgent
 from branchwise.search.approval import DenyApprover
 from branchwise.store import RunStore, default_store_path, format_run, format_runs
+
+from agents import greedy_agent
 
 HOME = "[1] RootWebArea 'Home'\n\t[7] link 'Orders'\n\t[8] button 'Broken'"
 ORDERS = "[1] RootWebArea 'Orders'\n\t[9] StaticText 'Order #1042: 3 items, $54.10'"
@@ -32,13 +34,15 @@ class SiteEnv:
 
     url: str = "http://shop.test/"
     executed: list[str] = field(default_factory=list)
+    last: EnvView | None = None
 
     async def observe(self) -> EnvView:
         text = ORDERS if self.url.endswith("/orders") else HOME
-        return EnvView(text=f"Tab 0 (current): Shop\nURL: {self.url}\n\n{text}", url=self.url, title="Shop",
-                       tab_id=1, raw_node_count=10)
+        self.last = EnvView(text=f"Tab 0 (current): Shop\nURL: {self.url}\n\n{text}", url=self.url, title="Shop",
+                            tab_id=1, raw_node_count=10)
+        return self.last
 
-    async def execute(self, action: Action) -> ExecResult:
+    async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
         self.executed.append(action.to_text())
         if action == Click(7):
             self.url = "http://shop.test/orders"
@@ -60,6 +64,12 @@ class Recorder:
     async def finished(self, result: RunResult) -> None:
         self.finished_with = result
 
+    async def progress(self, run_id: str, text: str) -> None:
+        pass
+
+    async def tree(self, update: object) -> None:
+        pass
+
 
 def cot(action: str) -> str:
     return f"Let's think step-by-step. Something. In summary, the next action I will perform is ```{action}```"
@@ -76,7 +86,7 @@ def run_agent(server: ScriptedModelServer, env: SiteEnv, store: RunStore | None 
     async def main() -> tuple[RunResult, Recorder]:
         recorder = Recorder()
         async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
-            agent = GreedyAgent(client, GreedyConfig(**config), store=store)  # type: ignore[arg-type]
+            agent = greedy_agent(client, store=store, **config)
             return await agent.run("How much was order 1042?", env, recorder, run_id="r1"), recorder
 
     return asyncio.run(main())
@@ -95,8 +105,9 @@ def test_agent_navigates_and_answers(scripted: ScriptedModelServer) -> None:
     assert result.status == "finished" and result.answer == "$54.10"
     assert env.executed == ["click [7]"]
     assert [s.action for s in result.steps] == ["click [7]", "stop [$54.10]"]
-    assert [s.url for s in result.steps] == ["http://shop.test/", "http://shop.test/orders"]
-    assert result.steps[0].observation_chars == len(asyncio.run(SiteEnv().observe()).text)
+    # Each step is shown with the page it led to (the answer: the page it was read from).
+    assert [s.url for s in result.steps] == ["http://shop.test/orders", "http://shop.test/orders"]
+    assert result.steps[0].observation_chars == len(asyncio.run(SiteEnv(url="http://shop.test/orders").observe()).text)
     assert recorder.steps == result.steps and recorder.finished_with == result
     assert result.usage.calls == 2 and result.usage.prompt_tokens > 0
     second = scripted.requests()[1].last_user
@@ -123,7 +134,7 @@ def test_the_same_action_on_an_unchanged_page_stops_early(scripted: ScriptedMode
     env = SiteEnv()
     env_execute = env.execute
 
-    async def scroll_is_fine(action: Action) -> ExecResult:
+    async def scroll_is_fine(action: Action, *, allow: object = None) -> ExecResult:
         await env_execute(action)
         return ExecResult(True)
 
@@ -143,7 +154,7 @@ def test_an_unreachable_model_fails_the_run_with_a_reason() -> None:
     async def main() -> RunResult:
         config = LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="t", model="m", max_retries=0)
         async with LLMClient(config) as client:
-            return await GreedyAgent(client).run("task", SiteEnv(), Recorder())
+            return await greedy_agent(client).run("task", SiteEnv(), Recorder())
 
     result = asyncio.run(main())
     assert result.status == "failed" and "Cannot reach the model" in result.reason
@@ -182,7 +193,7 @@ def test_a_finished_run_is_listed_and_shown_as_a_linear_tree(scripted: ScriptedM
     assert "Run r1: finished" in shown and "Strategy:  greedy" in shown and "Answer:    $54.10" in shown
     assert "\n★ #0 (start) http://shop.test/  expanded\n" in shown
     assert "\n└── ★ #1 click [7] → http://shop.test/orders  expanded\n" in shown
-    assert '\n    └── ★ #2 stop [$54.10]  terminal answer="$54.10"\n' in shown
+    assert "\n    └── ★ #2 stop [$54.10]  [terminating] terminal answer=\"$54.10\"\n" in shown
     assert "Chosen trajectory:\n  1. #1 click [7]\n  2. #2 stop [$54.10]\n" in shown
     assert "\n  policy      2" in shown
 
@@ -218,7 +229,7 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
     class HangingEnv(SiteEnv):
         """The second action never returns, so the user stops the run while it is under way."""
 
-        async def execute(self, action: Action) -> ExecResult:
+        async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
             if self.executed:
                 executing.set()
                 await asyncio.Event().wait()
@@ -226,8 +237,8 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
 
     async def main() -> None:
         async with LLMClient(LLMConfig(base_url=scripted.base_url, api_key="t", model="m", max_retries=0)) as client:
-            run = asyncio.create_task(GreedyAgent(client, store=store).run("task", HangingEnv(), Recorder(),
-                                                                           run_id="r1"))
+            run = asyncio.create_task(greedy_agent(client, store=store).run("task", HangingEnv(), Recorder(),
+                                                                      run_id="r1"))
             await executing.wait()
             run.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -238,9 +249,10 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
     stored = store.load_run("r1")
     assert (stored.run.status, stored.run.reason) == ("stopped", "stopped by the user")
     assert stored.run.finished_at is not None and stored.usage[0].calls == 2
-    # The step under way when the user stopped is not recorded, as it is not in the run's steps either.
+    # The step under way when the user stopped is not recorded, as it is not in the run's steps either; the model
+    # had been asked on the orders page.
     assert [(n.action_text, n.url, n.status) for n in stored.nodes] == [
-        ("", "http://shop.test/", "expanded"), ("click [7]", "http://shop.test/orders", "open")]
+        ("", "http://shop.test/", "expanded"), ("click [7]", "http://shop.test/orders", "expanded")]
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
@@ -259,7 +271,7 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
             gate = NetworkGate(None)  # type: ignore[arg-type]
             options = RunOptions(max_steps=5)
             agent = build_agent(model, None, options, store, DenyApprover(), gate)  # type: ignore[arg-type]
-            assert isinstance(agent, GreedyAgent) and agent.store is store and agent.config.max_steps == 5
-            assert agent.gate is gate
+            assert isinstance(agent, SearchAgent) and agent.store is store and agent.config.max_steps == 5
+            assert agent.config.strategy == "greedy" and agent.gate is gate
 
     asyncio.run(main())

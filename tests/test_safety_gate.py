@@ -416,8 +416,8 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     """Greedy has no classifier: under the gate, every mutating request of its run is held and asked about."""
     from branchwise.actions import Action
     from branchwise.agent.env import EnvView, ExecResult
-    from branchwise.agent.greedy import GreedyAgent
 
+    from agents import greedy_agent
     from fake_models import FakeModel
 
     browser = FakeBrowser()
@@ -429,12 +429,13 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
 
         tab_id: int = 5
         watch: object = None
+        last: EnvView | None = None
 
         async def observe(self) -> EnvView:
             return EnvView(text="Tab 0 (current): Shop\nURL: http://shop.test/\n\n[3] button 'Subscribe'",
                            url=f"{SHOP}/", title="Shop", tab_id=self.tab_id, raw_node_count=2)
 
-        async def execute(self, action: Action) -> ExecResult:
+        async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
             browser.emit(held("g1", tab_id=5, url=f"{SHOP}/subscribe"))
             await until(lambda: browser.released)
             return ExecResult(True)
@@ -442,13 +443,15 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     replies = iter(["In summary, the next action I will perform is ```click [3]```",
                     "In summary, the next action I will perform is ```stop [done]```"])
     model = FakeModel(lambda call: next(replies))
-    agent = GreedyAgent(model, gate=NetworkGate(browser), approver=approver)  # type: ignore[arg-type]
+    agent = greedy_agent(model, gate=NetworkGate(browser), approver=approver)
     env = PostingEnv()
 
     class Quiet:
         async def started(self, run_id: str, task: str) -> None: ...
         async def step(self, run_id: str, record: object) -> None: ...
         async def finished(self, result: object) -> None: ...
+        async def progress(self, run_id: str, text: str) -> None: ...
+        async def tree(self, update: object) -> None: ...
 
     result = asyncio.run(agent.run("subscribe", env, Quiet(), run_id="g"))  # type: ignore[arg-type]
     assert result.status == "finished"

@@ -15,7 +15,6 @@ from pydantic import SecretStr
 
 from branchwise.actions import SECRET_MASK, Click, Stop, Type
 from branchwise.agent.env import BrowserEnv
-from branchwise.agent.greedy import GreedyAgent
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.observation import PageView, process
@@ -26,6 +25,7 @@ from branchwise.search.generate import GenerationConfig, GenerationInput, Variat
 from branchwise.search.roles import RoleModel
 from branchwise.store import RunStore, default_store_path
 
+from agents import greedy_agent
 from fake_models import FakeModel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
@@ -197,7 +197,7 @@ def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
     async def main(server: ScriptedModelServer, store: RunStore) -> RunResult:
         async with LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m",
                                        max_retries=0)) as client:
-            agent = GreedyAgent(client, store=store)
+            agent = greedy_agent(client, store=store)
             env = BrowserEnv(browser, 1)  # type: ignore[arg-type]
             return await agent.run("Sign in and note card 5555 5555 5555 4444", env, reporter, run_id="r1")
 

@@ -15,7 +15,6 @@ from pydantic import SecretStr
 
 from branchwise.actions import Click, Goto, NewTab, TabFocus
 from branchwise.agent.env import BrowserEnv, EnvConfig, EnvView
-from branchwise.agent.greedy import GreedyAgent
 from branchwise.agent.reporting import Reporters, TerminalReporter
 from branchwise.cli import RunOptions, UsageError, build_parser, execute_run, refused_run, site_rules
 from branchwise.config import ServerConfig
@@ -27,6 +26,7 @@ from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.urlcheck import UrlProbe
 from branchwise.search.validate import ActionSpace, validate_action
 
+from agents import greedy_agent
 from extension_js import run_js
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
@@ -271,7 +271,7 @@ def greedy_run(server: ScriptedModelServer, env: BrowserEnv) -> object:
     async def main() -> object:
         config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
-            return await GreedyAgent(client).run("Check my balance", env, Silent(), run_id="r1")  # type: ignore[arg-type]
+            return await greedy_agent(client).run("Check my balance", env, Silent(), run_id="r1")
 
     return asyncio.run(main())
 

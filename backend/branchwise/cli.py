@@ -16,7 +16,6 @@ from typing import Literal, TextIO
 from . import __version__
 from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
-from .agent.greedy import GreedyAgent, GreedyConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
@@ -31,10 +30,10 @@ from .safety.gate import NetworkGate
 from .safety.secrets import mask_card_numbers
 from .safety.sites import ALLOW_ENV, BLOCK_ENV, SitePatternError, SiteRules
 from .scripted_model import Script
-from .search.action_aware import ActionAwareConfig
 from .search.agent import SearchAgent, SearchConfig
 from .search.approval import Approver, DenyApprover, TerminalApprover
 from .search.backtrack import BacktrackMode
+from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
 from .store import RunNotFound, RunStore, default_store_path, format_audit, format_run, format_runs
@@ -53,10 +52,14 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
+DATA_DIR_HELP = (f"where the pairing token and the run store (runs.sqlite3: runs, trees, audit log) live "
+                 f"(default {default_data_dir()})")
+
+
 def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) -> None:
     parser.add_argument("--port", type=int, default=default_port,
                         help=f"backend port on 127.0.0.1 (default {default_port if default_port is not None else 'any free port with --launch, else ' + str(DEFAULT_PORT)})")
-    parser.add_argument("--data-dir", type=Path, default=None, help=f"where the pairing token lives (default {default_data_dir()})")
+    parser.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +90,8 @@ def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-STRATEGIES = ("greedy", "best_first", "action_aware")
+# One step limit for every strategy, WebArena's.
+DEFAULT_MAX_STEPS = 30
 ConfirmMode = Literal["ask", "panel", "deny"]
 CONFIRM_MODES: tuple[ConfirmMode, ...] = ("ask", "panel", "deny")
 
@@ -117,14 +121,7 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
                 approver: Approver, gate: NetworkGate) -> Agent:
     """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
     and `approver` asked."""
-    if options.strategy == "greedy":
-        return GreedyAgent(model.client, GreedyConfig(max_steps=options.max_steps), store=store, gate=gate,
-                           approver=approver)
-    search = SearchConfig(
-        strategy=options.strategy,  # type: ignore[arg-type]
-        backtrack=options.backtrack,
-        action_aware=ActionAwareConfig(max_steps=options.max_steps),
-    )
+    search = SearchConfig(strategy=options.strategy, backtrack=options.backtrack, max_steps=options.max_steps)
     return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
@@ -352,10 +349,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def add_strategy_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--strategy", choices=STRATEGIES, default="greedy",
-                        help="greedy (one action at a time), best_first (Koh et al. tree search with a value "
-                             "function) or action_aware (WebOperator: actions scored before they run, safe "
-                             "backtracking)")
+    parser.add_argument("--strategy", choices=tuple(STRATEGIES), default="greedy",
+                        help="; ".join(f"{name}: {spec.summary}" for name, spec in STRATEGIES.items()))
+    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+                        help=f"actions a run may take in the browser, any strategy (default {DEFAULT_MAX_STEPS})")
     parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
                         help="how search returns to an earlier state: replay in a guarded throw-away tab "
                              "(speculative) or reset and replay in the working tab (naive, for comparison)")
@@ -381,7 +378,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the backend for the extension (runs start from the side panel)")
     add_backend_args(serve, None)
     add_model_args(serve)
-    serve.add_argument("--max-steps", type=int, default=30)
     add_strategy_args(serve)
     add_confirm_timeout_arg(serve)
     add_site_args(serve)
@@ -394,7 +390,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
                      help="with --launch: hide the window (default: headless when there is no display)")
     run.add_argument("--json", type=Path, default=None, help="write the result (status, answer, steps) to this file")
-    run.add_argument("--max-steps", type=int, default=30)
     run.add_argument("--connect-timeout", type=float, default=120.0,
                      help="without --launch: how long to wait for the extension to connect (seconds)")
     add_strategy_args(run)
@@ -409,20 +404,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     runs = sub.add_parser("runs", help="list recorded runs")
-    runs.add_argument("--data-dir", type=Path, default=None)
+    runs.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     runs.add_argument("--limit", type=int, default=50)
     runs.set_defaults(handler=cmd_runs)
 
     show = sub.add_parser("show", help="print a run's search tree and chosen trajectory")
     show.add_argument("run", help="run id (a unique prefix is enough)")
-    show.add_argument("--data-dir", type=Path, default=None)
+    show.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     show.set_defaults(handler=cmd_show)
 
     audit = sub.add_parser("audit", help="print the safety audit log: classifications, confirmations, decisions "
                                          "and held requests, in time order")
     audit.add_argument("run", nargs="?", default=None,
                        help="run id (a unique prefix is enough); without it, the newest entries across runs")
-    audit.add_argument("--data-dir", type=Path, default=None)
+    audit.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     audit.add_argument("--limit", type=int, default=None,
                        help=f"only the newest N entries (default: all of a run's, {AUDIT_LIMIT_ACROSS_RUNS} across runs)")
     audit.add_argument("--json", action="store_true", help="one JSON object per entry and line")

@@ -9,6 +9,11 @@ from pydantic import BaseModel
 from ..llm import Usage
 
 
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate of a text's size in tokens (characters / 4)."""
+    return max(1, len(text) // 4) if text else 0
+
+
 class StepRecord(BaseModel):
     index: int
     url: str

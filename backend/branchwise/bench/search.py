@@ -2,8 +2,9 @@
 
     python -m branchwise.bench.search [--repeats 3] [--json PATH]
 
-Runs the two backtracking scenarios of the e2e tests (a dead end, then a backtrack to an earlier state; and a page
-that changes on reload) with `action_aware`, once per backtracking mode, interleaved, in one Chromium and against a
+Runs the two backtracking scenarios of the e2e tests (a dead end, then a backtrack to an earlier state; and a start
+page that changes on reload, which is found to be no checkpoint, so the backtrack is refused before anything is
+replayed) with `action_aware`, once per backtracking mode, interleaved, in one Chromium and against a
 fresh shop each time. For every backtrack it reports the browser actions (tabs opened, navigations, replayed actions)
 and the wall time; for every run, the CPU time of the backend's event-loop thread per search step. That thread runs
 the WebSocket link, observation processing and the search itself; the browser and the scripted model run elsewhere,

@@ -19,7 +19,7 @@ from ..actions import Stop
 from .candidates import best_stop, merge_candidates
 from .classes import ActionClass
 from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
-from .examples import RetrievalConfig, examples_block
+from .examples import RetrievalConfig, examples_block, load_examples
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
 from .rephrase import rephrase
@@ -46,6 +46,7 @@ class ActionAwareConfig(BaseModel):
 
 class ActionAwareSearch:
     name = "action_aware"
+    backtracks = True
 
     def __init__(self, config: ActionAwareConfig | None = None) -> None:
         self.config = config or ActionAwareConfig()
@@ -76,6 +77,11 @@ class _Run:
         await ctx.trace.node(current)
         await ctx.trace.progress("writing the task checklist" + (" and rephrasing the task" if self.config.rephrase
                                                                    else ""))
+        if ctx.store is not None and ctx.examples is None:
+            ctx.examples = await load_examples(ctx.store, self.config.retrieval, ctx.run_id)
+            if ctx.examples is not None:
+                await ctx.trace.progress(f"retrieval: {len(ctx.examples)} past steps from {ctx.examples.runs} "
+                                         "finished run(s)")
         checklist = generate_checklist(ctx.roles.reward, self.config.reward, ctx.task, view.url, view.text)
         if self.config.rephrase:
             self.checklist, rephrased = await asyncio.gather(checklist, rephrase(ctx.roles.policy, ctx.task))

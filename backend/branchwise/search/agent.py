@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..actions import Action
 from ..agent.env import BrowserEnv
 from ..agent.records import RunResult, UsageRecord
 from ..agent.reporting import RunReporter
@@ -20,43 +20,52 @@ from ..safety.secrets import mask_card_numbers
 from ..safety.sites import SiteRefused
 from ..store import RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
-from .action_aware import ActionAwareConfig, ActionAwareSearch
 from .approval import Approver, DenyApprover
-from .backtrack import Backtracker, BacktrackMode, CheckpointProbe, NaiveBacktracker, SpeculativeBacktracker
-from .best_first import BestFirstConfig, BestFirstSearch
+from .backtrack import Backtracker, BacktrackMode, BacktrackResult, CheckpointProbe, NaiveBacktracker, SpeculativeBacktracker
 from .classes import ActionClassifier
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
-from .examples import load_examples
 from .roles import ModelRoles
+from .tree import SearchTree
+from .strategies import strategy_spec
 from .trace import SearchTrace
 from .urlcheck import UrlProbe
 
 log = logging.getLogger(__name__)
 
-SearchStrategyName = Literal["best_first", "action_aware"]
-
-
 class SearchConfig(BaseModel):
+    """How a run plans: the strategy (a name in `strategies.STRATEGIES`), its own settings and the backtracking mode."""
+
     model_config = ConfigDict(frozen=True)
-    strategy: SearchStrategyName = "action_aware"
+    strategy: str = "action_aware"
     backtrack: BacktrackMode = "speculative"
-    action_aware: ActionAwareConfig = ActionAwareConfig()
-    best_first: BestFirstConfig = BestFirstConfig()
+    # The strategy's settings (its module's config class); None: its defaults.
+    options: BaseModel | None = None
+    # Overrides the strategy's step limit (`--max-steps`); None: the strategy's own default.
+    max_steps: int | None = Field(default=None, ge=1)
+
+    @field_validator("strategy")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        strategy_spec(name)
+        return name
 
 
 def make_strategy(config: SearchConfig) -> SearchStrategy:
-    if config.strategy == "best_first":
-        return BestFirstSearch(config.best_first)
-    return ActionAwareSearch(config.action_aware)
+    return strategy_spec(config.strategy).make(config.options, max_steps=config.max_steps)
 
 
 class SearchAgent:
-    def __init__(self, roles: ModelRoles, browser: Browser, config: SearchConfig, *, store: RunStore | None = None,
+    """Runs any registered strategy with one lifecycle: the run store, the network gate, usage per model role, and an
+    end with a reason whatever happens. `browser` is what backtracking and the `goto` check open throw-away tabs in;
+    without one (a strategy that never goes back, on a test environment) neither is available."""
+
+    def __init__(self, roles: ModelRoles, browser: Browser | None, config: SearchConfig | None = None, *,
+                 store: RunStore | None = None,
                  approver: Approver | None = None, classifier: ActionClassifier | None = None,
                  gate: NetworkGate | None = None) -> None:
         self.roles = roles
         self.browser = browser
-        self.config = config
+        self.config = config or SearchConfig()
         self.store = store
         self.approver = approver or DenyApprover()
         # Holds the mutating requests no approval covers while the run works (None: not watched).
@@ -64,6 +73,8 @@ class SearchAgent:
         self.classifier = classifier or SafetyClassifier()
 
     def _backtracker(self, env: BrowserEnv) -> Backtracker:
+        if self.browser is None:
+            return NoBacktracker()
         probe = CheckpointProbe(self.browser, env)
         if self.config.backtrack == "naive":
             return NaiveBacktracker(self.browser, probe)
@@ -78,17 +89,15 @@ class SearchAgent:
         shown_task = mask_card_numbers(task)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await trace.writer.start(RunRecord(
-            run_id=run_id, task=shown_task, strategy=strategy.name, backtrack_mode=self.config.backtrack,
+            run_id=run_id, task=shown_task, strategy=strategy.name,
+            backtrack_mode=self.config.backtrack if strategy.backtracks else "",
             model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
         await reporter.started(run_id, shown_task)
-        await reporter.progress(run_id, f"strategy {strategy.name}, backtracking {self.config.backtrack}")
+        await reporter.progress(run_id, f"strategy {strategy.name}" + (
+            f", backtracking {self.config.backtrack}" if strategy.backtracks else ""))
+        url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
-                            trace, reporter, result.steps, url_check=UrlProbe(self.browser, env.config.sites))
-        if self.store is not None and strategy.name == "action_aware":
-            ctx.examples = await load_examples(self.store, self.config.action_aware.retrieval, run_id)
-            if ctx.examples is not None:
-                await reporter.progress(run_id, f"retrieval: {len(ctx.examples)} past steps from "
-                                                f"{ctx.examples.runs} finished run(s)")
+                            trace, reporter, result.steps, url_check=url_check, store=self.store)
         try:
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
                 outcome = await strategy.search(ctx)
@@ -114,6 +123,8 @@ class SearchAgent:
             per_role: list[StoredUsage] = []
             for role, model in self.roles.by_role().items():
                 delta = model.usage - before[role]
+                if delta == Usage():
+                    continue  # a role this strategy does not use (greedy has only a policy)
                 total = total + delta
                 per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
@@ -123,3 +134,12 @@ class SearchAgent:
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
+
+
+class NoBacktracker:
+    """Without a browser to open throw-away tabs in, nothing can be replayed: every backtrack is refused."""
+
+    mode: BacktrackMode = "speculative"
+
+    async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
+        return BacktrackResult(False, self.mode, "no browser to replay in")

@@ -214,12 +214,15 @@ class NaiveBacktracker:
 
     async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
         started = time.perf_counter()
+        probes_before = self.probe.probes
         chain = tree.path(target_id)
         env_actions, replayed = 0, 0
 
         def result(committed: bool, reason: str = "", action: Action | None = None,
                    touched: bool = True) -> BacktrackResult:
-            return BacktrackResult(committed, "naive", reason, replayed, env_actions,
+            # As for speculative replay: a probe opens a tab and reads it.
+            browser_work = env_actions + 2 * (self.probe.probes - probes_before)
+            return BacktrackResult(committed, "naive", reason, replayed, browser_work,
                                    (time.perf_counter() - started) * 1000, action,
                                    working_tab_changed=touched and not committed)
 

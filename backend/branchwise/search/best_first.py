@@ -58,6 +58,7 @@ class BestFirstConfig(BaseModel):
 
 class BestFirstSearch:
     name = "best_first"
+    backtracks = True
 
     def __init__(self, config: BestFirstConfig | None = None) -> None:
         self.config = config or BestFirstConfig()

@@ -9,12 +9,12 @@ from typing import Literal, Protocol
 
 from ..actions import Action
 from ..agent.env import BrowserEnv, EnvView
-from ..agent.greedy import approx_tokens
-from ..agent.records import StepRecord
+from ..agent.records import StepRecord, approx_tokens
 from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
+from ..store import RunStore
 from .approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
 from .classes import ActionClassifier, Classification
@@ -50,6 +50,8 @@ class SearchContext:
     examples: ExampleIndex | None = None
     # The run's typed secrets: masked in every action text and scrubbed from thoughts (safety/secrets.py).
     secrets: SecretKeeper = field(default_factory=SecretKeeper)
+    # The run store, for strategies that learn from earlier runs (retrieved examples); None: nothing is stored.
+    store: RunStore | None = None
     # The actions the user refused to run (ask_approval), in order: they explain a search that ends without an answer.
     denied: list[str] = field(default_factory=list)
 
@@ -73,6 +75,8 @@ class LostTrack(RuntimeError):
 
 class SearchStrategy(Protocol):
     name: str
+    # Whether it ever goes back to an earlier state (the run records its backtracking mode only then).
+    backtracks: bool
 
     async def search(self, ctx: SearchContext) -> SearchOutcome: ...
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..actions import Action, Stop
 from ..safety.postcheck import post_check
+from ..safety.sites import SiteRefused
 from .classes import ActionClass, Classification
 from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
 from .frontier import FrontierItem
@@ -57,8 +58,10 @@ async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple
     return result.action, ""
 
 
-async def advance(ctx: SearchContext, parent: Node, item: FrontierItem) -> Advanced:
-    """Run `item` (proposed at `parent`) in the working tab and add the state it leads to as `parent`'s child."""
+async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recognise_revisits: bool = True) -> Advanced:
+    """Run `item` (proposed at `parent`) in the working tab and add the state it leads to as `parent`'s child.
+
+    `recognise_revisits=False` keeps a line of steps a line (greedy: every step is a node, revisits included)."""
     tree = ctx.trace.tree
     destructive = item.action_class is ActionClass.DESTRUCTIVE
     if parent.unreachable:
@@ -77,7 +80,16 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem) -> Advan
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
     check = post_check(item.action_class, outcome.requests)
     await ctx.trace.post_checked(parent.id, item.action_text, check)
-    view = await ctx.env.observe()
+    try:
+        view = await ctx.env.observe()
+    except SiteRefused as exc:
+        # The action ran and led onto a site the user's lists refuse: the step is on record before the run stops.
+        refused = tree.add_child(parent.id, Node(id=-1, parent_id=None, depth=0, url="", action=item.action,
+                                                 action_text=item.action_text, thought=item.thought, status="dead"))
+        ctx.trace.current = refused.id
+        await ctx.trace.node(refused)
+        await record_step(ctx, refused, str(exc))
+        raise
     child = tree.add_child(parent.id, node_from_view(
         view, action=item.action, action_text=item.action_text, action_locator=item.locator,
         action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
@@ -92,7 +104,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem) -> Advan
         tree.reroot(child.id)
         await ctx.trace.progress(f"`{item.action_text}` changed the site: #{child.id} is the new root")
         await ctx.trace.nodes(list(tree))
-    elif outcome.ok:
+    elif outcome.ok and recognise_revisits:
         twin = tree.revisit_of(child)
         if twin is not None:
             # The tab shows a state search already has (A -> C -> A): go on from there instead of exploring it twice.

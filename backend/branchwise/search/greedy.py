@@ -1,0 +1,123 @@
+"""The greedy ReAct agent (WebArena's CoT baseline) as a strategy: observe, ask the model for one action, run it, repeat.
+
+Its tree is a line: each step's node is the child of the last, whether the action ran ("open"), the page refused it
+("dead"), or it never ran ("invalid": an unparseable answer, shown on the same page). Early stops follow WebArena: the
+same action proposed too often on an unchanged page, too many invalid actions in a row (unparseable answers and
+actions the page refused both count), or the step limit. There is no classifier: under the network gate every
+mutating request the run makes is held and the user asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..actions import ActionParseError, Stop, parse_response
+from ..policy.prompts import PromptConfig, build_cot_messages
+from .classes import ActionClass
+from .context import SearchContext, SearchOutcome, node_from_view, record_step
+from .frontier import FrontierItem
+from .step import advance, answer_at, stop_node
+from .tree import Node
+
+log = logging.getLogger(__name__)
+
+
+class GreedyConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    max_steps: int = Field(default=30, ge=1)
+    # WebArena stops when the same action repeats more than this on one observation.
+    max_repeats: int = Field(default=3, ge=1)
+    max_invalid_in_a_row: int = Field(default=3, ge=1)
+    temperature: float = 1.0
+    prompt: PromptConfig = PromptConfig()
+
+
+class GreedySearch:
+    name = "greedy"
+    backtracks = False
+
+    def __init__(self, config: GreedyConfig | None = None) -> None:
+        self.config = config or GreedyConfig()
+
+    async def search(self, ctx: SearchContext) -> SearchOutcome:
+        tree, config = ctx.trace.tree, self.config
+        root = tree.add_root(node_from_view(await ctx.env.observe()))
+        ctx.trace.current = root.id
+        await ctx.trace.node(root)
+        previous: str | None = None
+        repeats: Counter[tuple[str, str]] = Counter()
+        invalid_in_a_row = 0
+        outcome: SearchOutcome | None = None
+        for _ in range(config.max_steps):
+            node = tree[ctx.trace.current if ctx.trace.current is not None else root.id]
+            if node.status == "open":
+                node.status = "expanded"
+                await ctx.trace.node(node)
+            messages = build_cot_messages(ctx.task, node.text, node.url, previous, config=config.prompt)
+            completion = await ctx.roles.policy.complete(messages, temperature=config.temperature)
+            try:
+                parsed = parse_response(completion.text)
+            except ActionParseError as exc:
+                problem = ctx.secrets.scrub(str(exc))
+                await _invalid(ctx, node, ctx.secrets.scrub(completion.text.strip())[-500:],
+                               f"invalid answer: {problem}")
+                previous = f"None (your last answer had no valid action: {problem})"
+                invalid_in_a_row += 1
+            else:
+                # From here on a typed password or card number shows as [••••••] (history, logs, store, --json).
+                action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
+                item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
+                                    action_class=ActionClass.TERMINATING if isinstance(action, Stop)
+                                    else ActionClass.SAFE, reward=0.0, thought=thought)
+                if isinstance(action, Stop):
+                    end = stop_node(ctx, node, item)
+                    end.reward = None
+                    await answer_at(ctx, end)
+                    return SearchOutcome("finished", answer=action.answer)
+                repeats[(node.state, item.action_text)] += 1
+                if repeats[(node.state, item.action_text)] > config.max_repeats:
+                    await _invalid(ctx, node, thought, "same action repeated on an unchanged page", item.action_text)
+                    outcome = SearchOutcome("failed", reason=f"stopped early: `{item.action_text}` was proposed "
+                                                             f"{config.max_repeats + 1} times on the same page")
+                    break
+                step = await advance(ctx, node, item, recognise_revisits=False)
+                if step.node is not None:
+                    await _unjudged(ctx, step.node)
+                if step.node is not None and step.node.status != "dead":
+                    invalid_in_a_row = 0
+                    previous = item.action_text
+                else:
+                    invalid_in_a_row += 1
+                    error = ctx.steps[-1].error if step.node is not None else step.reason
+                    if step.node is None:
+                        await _invalid(ctx, node, thought, error, item.action_text)
+                    previous = f"{item.action_text} (it failed: {error})"
+            if invalid_in_a_row >= config.max_invalid_in_a_row:
+                outcome = SearchOutcome("failed", reason=f"stopped early: {invalid_in_a_row} invalid actions in a "
+                                                         f"row (last: {ctx.steps[-1].error})")
+                break
+        await ctx.trace.chose([n.id for n in tree.lineage(ctx.trace.current or root.id)])
+        return outcome or ctx.failed(f"reached the step limit ({config.max_steps}) without an answer")
+
+
+async def _invalid(ctx: SearchContext, node: Node, thought: str, error: str, action_text: str = "") -> None:
+    """A step that never ran: recorded as an "invalid" node showing the same page, which the next step starts from."""
+    child = ctx.trace.tree.add_child(node.id, Node(
+        id=-1, parent_id=None, depth=0, url=node.url, title=node.title, text=node.text, page=node.page,
+        tabs=node.tabs, active_tab=node.active_tab, state=node.state, space=node.space, action_text=action_text,
+        thought=thought, status="invalid"))
+    ctx.trace.current = child.id
+    await ctx.trace.node(child)
+    await record_step(ctx, child, error)
+
+
+async def _unjudged(ctx: SearchContext, node: Node) -> None:
+    """Greedy neither classifies nor scores its actions: no class (unless what the action sent gave it one) and no
+    reward on record."""
+    node.reward = None
+    if node.action_class is ActionClass.SAFE:
+        node.action_class = None
+    await ctx.trace.node(node)
