@@ -37,7 +37,7 @@ from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.scripted_model import ScriptedModelServer
-from branchwise.search.approval import Approver, DenyApprover
+from branchwise.core.approval import Approver, DenyApprover
 
 from harness import Stack, click_card
 

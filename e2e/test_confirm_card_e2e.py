@@ -31,7 +31,7 @@ from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.database import fingerprint
 from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
-from branchwise.search.approval import new_nonce
+from branchwise.core.approval import new_nonce
 from branchwise.store import AuditRecord, RunStore
 
 from harness import Stack, click_card

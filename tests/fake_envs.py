@@ -12,11 +12,11 @@ from pathlib import Path
 from branchwise.actions import Action
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
-from branchwise.agent.watch import ExpectedRequest, GatedRequest
+from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
-from branchwise.search.approval import Approver
-from branchwise.search.classes import ActionClassifier
+from branchwise.core.approval import Approver
+from branchwise.core.classes import ActionClassifier
 from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
 from branchwise.search.roles import ModelRoles, RoleModel
 from branchwise.search.trace import SearchTrace

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from branchwise.llm import ChatMessage, Choice, Completion, LLMConfig, Usage
+from branchwise.core.usage import Usage
+from branchwise.llm import ChatMessage, Choice, Completion, LLMConfig
 
 # A reply is the text of every choice, texts cycled to fill the n choices, a whole Completion, or an error to raise.
 Reply = str | Sequence[str] | Completion | Exception

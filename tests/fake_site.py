@@ -18,9 +18,9 @@ from pathlib import Path
 from branchwise.actions import Action, Click
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
-from branchwise.agent.watch import ExpectedRequest
+from branchwise.core.requests import ExpectedRequest
 from branchwise.protocol import ElementFacts
-from branchwise.search.approval import Approver, ScriptedApprover
+from branchwise.core.approval import Approver, ScriptedApprover
 from branchwise.search.backtrack import BacktrackResult
 from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
 from branchwise.search.heuristic import HeuristicClassifier

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.cli import build_parser, cli_approver, run_options
-from branchwise.search.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
+from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 
 
 def without_model_env() -> dict[str, str]:

@@ -19,7 +19,7 @@ from branchwise.models import ModelSetup
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.safety.gate import NetworkGate
 from branchwise.search.agent import SearchAgent
-from branchwise.search.approval import DenyApprover
+from branchwise.core.approval import DenyApprover
 from branchwise.store import RunStore, default_store_path, format_run, format_runs
 
 from agents import greedy_agent

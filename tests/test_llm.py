@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from branchwise.llm import ChatMessage, Completion, LLMClient, LLMConfig, LLMError, Usage
+from branchwise.core.usage import Usage
+from branchwise.llm import ChatMessage, Completion, LLMClient, LLMConfig, LLMError
 from branchwise.scripted_model import Script, ScriptedModelServer, ServerConfig
 
 MESSAGES = [ChatMessage(role="system", content="You act."), ChatMessage(role="user", content="OBJECTIVE: test")]

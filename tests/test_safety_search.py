@@ -15,7 +15,7 @@ from branchwise.link import ExtensionError
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts, FormFacts, LinkFacts
 from branchwise.safety import SafetyClassifier
-from branchwise.search.classes import ActionClass, Classification
+from branchwise.core.classes import ActionClass, Classification
 from branchwise.search.context import classify_candidates
 from branchwise.search.frontier import FrontierItem, prune_frontier, select_action
 from branchwise.search.frontier import SelectionConfig as Selection

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from branchwise.actions import Click, Stop
-from branchwise.search.classes import ActionClass
+from branchwise.core.classes import ActionClass
 from branchwise.search.frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 
 SAFE, DESTRUCTIVE, TERMINATING = ActionClass.SAFE, ActionClass.DESTRUCTIVE, ActionClass.TERMINATING

@@ -17,7 +17,7 @@ from branchwise.actions import (
     Type,
 )
 from branchwise.observation import PageView
-from branchwise.search.classes import ActionClass, ActionClassifier
+from branchwise.core.classes import ActionClass, ActionClassifier
 from branchwise.search.heuristic import HeuristicClassifier, HeuristicConfig, normalize_label
 
 from pageviews import page

@@ -7,9 +7,10 @@ import io
 from pathlib import Path
 
 from branchwise.actions import Click
-from branchwise.agent.watch import ExpectedRequest
-from branchwise.llm import ChatMessage, LLMConfig, Usage
-from branchwise.search.approval import (
+from branchwise.core.requests import ExpectedRequest
+from branchwise.core.usage import Usage
+from branchwise.llm import ChatMessage, LLMConfig
+from branchwise.core.approval import (
     ApprovalRequest,
     Approver,
     Decision,
@@ -21,7 +22,7 @@ from branchwise.search.approval import (
 )
 from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
-from branchwise.search.classes import ActionClass, Classification
+from branchwise.core.classes import ActionClass, Classification
 from branchwise.search.context import SearchOutcome
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel

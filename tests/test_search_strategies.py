@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
-from branchwise.search.approval import ScriptedApprover
+from branchwise.core.approval import ScriptedApprover
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
 from branchwise.search.context import SearchOutcome
 from branchwise.search.value import ValueConfig

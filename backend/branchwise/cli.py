@@ -31,7 +31,7 @@ from .safety.secrets import mask_card_numbers
 from .safety.sites import ALLOW_ENV, BLOCK_ENV, SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent, SearchConfig
-from .search.approval import Approver, DenyApprover, TerminalApprover
+from .core.approval import Approver, DenyApprover, TerminalApprover
 from .search.backtrack import BacktrackMode
 from .search.strategies import STRATEGIES
 from .serving import PortInUse

@@ -21,6 +21,8 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .core.usage import Usage
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -88,37 +90,6 @@ class Choice(BaseModel):
     text: str
     finish_reason: str | None = None
     logprobs: list[TokenLogprob] | None = None
-
-
-class Usage(BaseModel):
-    """Token and call counts; immutable, so a client's running total can be handed out as a snapshot."""
-
-    model_config = ConfigDict(frozen=True)
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            retries=self.retries + other.retries,
-        )
-
-    def __sub__(self, earlier: Usage) -> Usage:
-        """What was used since `earlier`, a snapshot of the same running total (clients are shared by runs)."""
-        return Usage(
-            calls=self.calls - earlier.calls,
-            prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
-            completion_tokens=self.completion_tokens - earlier.completion_tokens,
-            retries=self.retries - earlier.retries,
-        )
 
 
 class Completion(BaseModel):

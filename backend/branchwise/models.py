@@ -14,7 +14,8 @@ from pydantic import SecretStr
 
 from .llm import LLMClient, LLMConfig
 from .scripted_model import Script, ScriptedModelServer
-from .search.roles import ROLES, ModelRoles, Role, RoleModel
+from .core.status import ROLES, Role
+from .search.roles import ModelRoles, RoleModel
 
 log = logging.getLogger(__name__)
 

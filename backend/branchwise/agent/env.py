@@ -53,7 +53,7 @@ from ..protocol import (
     TypeCmd,
 )
 from ..safety.sites import SiteRefused, SiteRules
-from .watch import ActionWatch, ExpectedRequest, GatedRequest
+from ..core.requests import ActionWatch, ExpectedRequest, GatedRequest
 
 log = logging.getLogger(__name__)
 

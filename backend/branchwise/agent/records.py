@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel
 
-from ..llm import Usage
+from ..core.status import ResultStatus
+from ..core.usage import Usage
 
 
 def approx_tokens(text: str) -> int:
@@ -24,26 +23,13 @@ class StepRecord(BaseModel):
     error: str = ""
 
 
-class UsageRecord(BaseModel):
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @classmethod
-    def of(cls, usage: Usage) -> UsageRecord:
-        return cls(calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
-
-
-RunStatus = Literal["finished", "failed", "stopped"]
-
-
 class RunResult(BaseModel):
     run_id: str
     task: str
-    status: RunStatus
+    status: ResultStatus
     answer: str = ""
     reason: str = ""
     model: str = ""
     scripted_model: bool = False
     steps: list[StepRecord] = []
-    usage: UsageRecord = UsageRecord()
+    usage: Usage = Usage()

@@ -42,7 +42,7 @@ from ..models import ModelSetup
 from ..protocol import new_id
 from ..sandbox.adversarial import AdversarialSite
 from ..scripted_model import Rule, Script, ScriptedModelServer
-from ..search.approval import ApprovalRequest, Approver, Decision, DenyApprover
+from ..core.approval import ApprovalRequest, Approver, Decision, DenyApprover
 from ..session import Session, open_session
 from ..store import AuditRecord, RunStore
 

@@ -33,7 +33,7 @@ from ..config import ServerConfig
 from ..launcher import ChromiumConfig
 from ..protocol import GotoCmd
 from ..safety.gate import GateRun, gate_run
-from ..search.approval import ApprovalRequest, Decision
+from ..core.approval import ApprovalRequest, Decision
 from ..session import Session, open_session
 from ..store import RunWriter
 from .observe import Stats, attached_driver

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..safety import SafetyClassifier
 from ..safety.corpus import DEFAULT_CORPUS, load_corpus
 from ..safety.evaluation import evaluate, report
-from ..search.classes import ActionClassifier
+from ..core.classes import ActionClassifier
 from ..search.heuristic import HeuristicClassifier
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from ..link import ExtensionHub, LinkClosed
 from ..protocol import ConfirmAnswer, ConfirmClosed, ConfirmOutcome, ConfirmRequest
-from ..search.approval import ApprovalRequest, Decision
+from ..core.approval import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..search.classes import ActionClass, ActionClassifier, Classification
+from ..core.classes import ActionClass, ActionClassifier, Classification
 from .corpus import CorpusRecord, SafetyCorpus, classifier_inputs
 
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..agent.watch import GatedRequest
-from ..search.classes import ActionClass
+from ..core.requests import GatedRequest
+from ..core.classes import ActionClass
 
 Verdict = Literal["confirmed", "refuted", "contradicted", "agrees", "unchecked"]
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Stop
 from .candidates import best_stop, merge_candidates
-from .classes import ActionClass
+from ..core.classes import ActionClass
 from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
 from .examples import RetrievalConfig, examples_block, load_examples
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action

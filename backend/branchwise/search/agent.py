@@ -9,10 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..actions import Action
 from ..agent.env import BrowserEnv
-from ..agent.records import RunResult, UsageRecord
+from ..agent.records import RunResult
 from ..agent.reporting import RunReporter
 from ..browser import Browser
-from ..llm import LLMError, Usage
+from ..core.usage import Usage
+from ..llm import LLMError
 from ..protocol import new_id
 from ..safety import SafetyClassifier
 from ..safety.gate import GateRun, NetworkGate, gate_run
@@ -20,9 +21,9 @@ from ..safety.secrets import mask_card_numbers
 from ..safety.sites import SiteRefused
 from ..store import RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
-from .approval import Approver, DenyApprover
+from ..core.approval import Approver, DenyApprover
 from .backtrack import Backtracker, BacktrackMode, BacktrackResult, CheckpointProbe, NaiveBacktracker, SpeculativeBacktracker
-from .classes import ActionClassifier
+from ..core.classes import ActionClassifier
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
 from .roles import ModelRoles
 from .tree import SearchTree
@@ -129,7 +130,7 @@ class SearchAgent:
                 per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
                                                 f"{delta.completion_tokens} completion tokens")
-            result.usage = UsageRecord.of(total)
+            result.usage = total
             await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))

@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from ..actions import Action, Goto
 from ..agent.env import BrowserEnv, EnvView
+from ..core.status import BacktrackMode, BacktrackOutcome
 from ..browser import BROWSER_FAILURES, Browser
 from ..safety.sites import SiteRefused
 from .checkpoint import is_checkpoint
@@ -26,9 +27,6 @@ from .tree import Node, SearchTree
 from .urlcheck import load_failure
 
 log = logging.getLogger(__name__)
-
-BacktrackMode = Literal["speculative", "naive"]
-
 
 @dataclass(frozen=True)
 class BacktrackResult:
@@ -45,7 +43,7 @@ class BacktrackResult:
     working_tab_changed: bool = False
 
     @property
-    def outcome(self) -> Literal["committed", "aborted", "failed"]:
+    def outcome(self) -> BacktrackOutcome:
         if self.committed:
             return "committed"
         return "failed" if self.working_tab_changed else "aborted"

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import ActionParseError, Stop, parse_response
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
-from .classes import ActionClass
+from ..core.classes import ActionClass
 from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
 from .frontier import FrontierItem
 from .generate import history_text

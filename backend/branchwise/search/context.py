@@ -15,9 +15,9 @@ from ..browser import BROWSER_FAILURES
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore
-from .approval import Approver, Decision, approval_request
+from ..core.approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
-from .classes import ActionClassifier, Classification
+from ..core.classes import ActionClassifier, Classification
 from .examples import ExampleIndex
 from .generate import HistoryEntry
 from .roles import ModelRoles

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import ActionParseError, Stop, parse_response
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .classes import ActionClass
+from ..core.classes import ActionClass
 from .context import SearchContext, SearchOutcome, node_from_view, record_step
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..actions import Action, Click, Press, Stop, Type
 from ..observation import ElementInfo, PageView
 from ..protocol import ElementFacts
-from .classes import ActionClass, Classification
+from ..core.classes import ActionClass, Classification
 
 log = logging.getLogger(__name__)
 

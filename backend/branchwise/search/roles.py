@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Protocol
 
 from ..chat_model import ChatModel, complete_fitting
-from ..llm import ChatMessage, Completion, LLMConfig, Usage
+from ..core.status import Role
+from ..core.usage import Usage
+from ..llm import ChatMessage, Completion, LLMConfig
 
-Role = Literal["policy", "value", "reward"]
-ROLES: tuple[Role, ...] = ("policy", "value", "reward")
 
 
 class Completer(ChatModel, Protocol):

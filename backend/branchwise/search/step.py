@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..actions import Action, Stop
 from ..safety.postcheck import post_check
 from ..safety.sites import SiteRefused
-from .classes import ActionClass, Classification
+from ..core.classes import ActionClass, Classification
 from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
 from .frontier import FrontierItem
 from .tree import Node

@@ -22,9 +22,9 @@ from ..store import (
     RunWriter,
     ValueRecord,
 )
-from .approval import ApprovalRequest, Decision, covers, element_label
+from ..core.approval import ApprovalRequest, Decision, covers, element_label
 from .backtrack import BacktrackResult
-from .classes import Classification
+from ..core.classes import Classification
 from .frontier import FrontierItem
 from .tree import Node, SearchTree
 

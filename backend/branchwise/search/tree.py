@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
-
 from ..actions import Action
+from ..core.status import NodeStatus
 from ..observation import PageView
 from ..observation.locator import Locator
-from .classes import ActionClass
+from ..core.classes import ActionClass
 from .validate import ActionSpace
 
-NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
 
 
 @dataclass

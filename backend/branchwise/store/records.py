@@ -12,16 +12,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
-FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
-NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
+from ..core.status import BacktrackMode, BacktrackOutcome, FinalStatus, NodeStatus, Role, RunStatus
+from ..core.usage import Usage
+
 # "navigation" is in the design's classes; accepted ahead of the classifier so its verdicts can be stored.
 ActionClassName = Literal["safe", "navigation", "destructive", "terminating"]
 Decision = Literal["approved", "denied", "not_asked"]
 ValueKind = Literal["value", "reward"]
-BacktrackMode = Literal["speculative", "naive"]
-BacktrackOutcome = Literal["committed", "aborted", "failed"]
-Role = Literal["policy", "value", "reward"]
 # What the safety audit log records: verdicts, confirmations asked and answered, mutating requests the network gate saw,
 # held, let through or failed, and the check after an action ran. New kinds are appended; stored rows keep their kind.
 AuditKind = Literal["classified", "asked", "decided", "request_seen", "request_held", "request_released",
@@ -138,15 +135,12 @@ class BacktrackRecord(_Record):
     created_at: datetime = Field(default_factory=utc_now)
 
 
-class UsageRecord(_Record):
+class UsageRecord(Usage):
     """Running totals of one model role in one run; set_usage replaces the previous totals."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
     run_id: str
     role: Role
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
 
 
 class StoredRun(_Record):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
 from ..actions import Action
-from ..agent.watch import ExpectedRequest
+from .requests import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementRef, new_id
 from .classes import Classification

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Protocol
 
 from ..actions import Action
-from ..agent.watch import ExpectedRequest
+from .requests import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementFacts
 

@@ -1,0 +1,19 @@
+"""The status names a run, a run's result and a search-tree node go through; stored as they are named here."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+# A run on record: running until it ends one of the final ways, or is found cut short by a backend exit.
+RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
+FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
+# How a run that this process saw to its end ended.
+ResultStatus = Literal["finished", "failed", "stopped"]
+# open: reached, not expanded yet; expanded: its actions proposed; terminal: an answer; dead: the action failed, or the
+# page repeats an earlier node's; invalid: unreachable since the site changed, or (greedy) an action that never ran.
+NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
+BacktrackMode = Literal["speculative", "naive"]
+# committed: the browser is at the target; aborted: nothing changed; failed: the working tab is somewhere unknown.
+BacktrackOutcome = Literal["committed", "aborted", "failed"]
+Role = Literal["policy", "value", "reward"]
+ROLES: tuple[Role, ...] = ("policy", "value", "reward")
