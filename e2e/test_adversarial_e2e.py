@@ -33,11 +33,11 @@ from branchwise.bench.adversarial import (
     run_scenario,
 )
 from branchwise.config import EXTENSION_ID
+from branchwise.core.approval import Approver, DenyApprover
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.scripted_model import ScriptedModelServer
-from branchwise.core.approval import Approver, DenyApprover
 
 from harness import Stack, click_card
 

@@ -13,12 +13,12 @@ import pytest
 
 from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv, ExecResult
+from branchwise.core.approval import ScriptedApprover
+from branchwise.core.classes import ActionClass
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.safety import SafetyClassifier
 from branchwise.safety.gate import GateRun, NetworkGate
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.core.approval import ScriptedApprover
-from branchwise.core.classes import ActionClass
 from branchwise.store import RunRecord, RunStore, RunWriter
 
 from harness import Stack, wait_for

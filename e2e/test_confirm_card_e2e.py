@@ -22,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from branchwise.agent.env import EnvConfig
 from branchwise.bench.scenarios import CART_PRODUCT, CART_TASK, cart_script
 from branchwise.config import EXTENSION_ID
+from branchwise.core.approval import new_nonce
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.protocol import ConfirmRequest
@@ -31,7 +32,6 @@ from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.sandbox.database import fingerprint
 from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
-from branchwise.core.approval import new_nonce
 from branchwise.store import AuditRecord, RunStore
 
 from harness import Stack, click_card

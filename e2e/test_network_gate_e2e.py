@@ -15,12 +15,12 @@ import pytest
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
+from branchwise.core.approval import ScriptedApprover
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent
 from branchwise.protocol import RequestHeld, RequestSent
 from branchwise.safety.gate import GateRun, NetworkGate
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.core.approval import ScriptedApprover
 from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
 
 from harness import Stack, recording, wait_for

@@ -12,13 +12,14 @@ from pathlib import Path
 from branchwise.actions import Action
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
+from branchwise.core.approval import Approver
+from branchwise.core.classes import ActionClassifier
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
-from branchwise.core.approval import Approver
-from branchwise.core.classes import ActionClassifier
 from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
 from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.state import SearchState
 from branchwise.search.trace import SearchTrace
 from branchwise.store import AuditRecord, RunRecord, RunStore, StoredRun
 
@@ -98,8 +99,9 @@ def search_shop(tmp_path: Path, strategy: SearchStrategy, env: ShopEnv, classifi
                        RoleModel(FakeModel(value), "reward"))
     with RunStore(tmp_path / "runs.sqlite3") as store:
         store.start_run(RunRecord(run_id="r1", task=TASK, strategy=strategy.name))
-        trace = SearchTrace("r1", strategy.name, reporter, store)
+        state = SearchState()
+        trace = SearchTrace("r1", strategy.name, reporter, store, state)
         ctx = SearchContext("r1", TASK, env, roles, NoBacktracker(), classifier, approver,  # type: ignore[arg-type]
-                            trace, reporter, [])
+                            trace, reporter, [], state)
         outcome = asyncio.run(strategy.search(ctx))
         return ShopRun(outcome, store.load_run("r1"), store.audit_log("r1"), out.getvalue())

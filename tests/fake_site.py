@@ -11,20 +11,21 @@ import asyncio
 import io
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from branchwise.actions import Action, Click
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
+from branchwise.core.approval import Approver, ScriptedApprover
 from branchwise.core.requests import ExpectedRequest
 from branchwise.protocol import ElementFacts
-from branchwise.core.approval import Approver, ScriptedApprover
 from branchwise.search.backtrack import BacktrackResult
 from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.state import SearchState
 from branchwise.search.trace import SearchTrace
 from branchwise.search.tree import SearchTree
 from branchwise.store import RunRecord, RunStore, StoredRun
@@ -105,7 +106,7 @@ def page_of(call: Call) -> str:
     for message in reversed(call.messages):
         found = re.findall(r"^(?:Current )?URL: (\S+)", message.content, re.M)
         if found:
-            return found[-1]
+            return str(found[-1])
     return ""
 
 
@@ -117,7 +118,7 @@ def answer_of(call: Call) -> str | None:
 Choices = Callable[[Call], str | Sequence[str]]
 
 
-def by_page(answers: dict[str, str | Sequence[str]]) -> Choices:
+def by_page(answers: Mapping[str, str | Sequence[str]]) -> Choices:
     """The same answers whenever the prompt is at a page (all n choices cycle through them)."""
     return lambda call: answers[page_of(call)]
 
@@ -171,8 +172,9 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
                        RoleModel(reward_model, "reward"))
     with RunStore(tmp_path / "runs.sqlite3") as store:
         store.start_run(RunRecord(run_id="r1", task=TASK, strategy=strategy.name))
-        trace = SearchTrace("r1", strategy.name, reporter, store)
+        state = SearchState()
+        trace = SearchTrace("r1", strategy.name, reporter, store, state)
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
-                            approver or ScriptedApprover([]), trace, reporter, [])
+                            approver or ScriptedApprover([]), trace, reporter, [], state)
         outcome = asyncio.run(strategy.search(ctx))
         return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue())

@@ -18,12 +18,12 @@ from websockets.asyncio.client import ClientConnection
 from branchwise.actions import Click
 from branchwise.agent.records import RunResult
 from branchwise.agent.reporting import Reporters, SidePanelReporter
-from branchwise.core.requests import ExpectedRequest
 from branchwise.cli import build_parser, cli_approver, run_options
-from branchwise.protocol import ElementRef
-from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.core.approval import ApprovalRequest, Decision, approval_request, live_element_ref
 from branchwise.core.classes import ActionClass, Classification
+from branchwise.core.requests import ExpectedRequest
+from branchwise.protocol import ElementRef
+from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.search.trace import SearchTrace
 from branchwise.store import RunRecord, RunStore
 

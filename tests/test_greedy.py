@@ -9,17 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from branchwise.actions import Action, Click
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.cli import RunOptions, build_agent
+from branchwise.core.approval import DenyApprover
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
-from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.safety.gate import NetworkGate
+from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
-from branchwise.core.approval import DenyApprover
 from branchwise.store import RunStore, default_store_path, format_run, format_runs
 
 from agents import greedy_agent
@@ -85,9 +86,11 @@ def run_agent(server: ScriptedModelServer, env: SiteEnv, store: RunStore | None 
               **config: object) -> tuple[RunResult, Recorder]:
     async def main() -> tuple[RunResult, Recorder]:
         recorder = Recorder()
-        async with LLMClient(LLMConfig(base_url=server.base_url, api_key="t", model="m", max_retries=0)) as client:
+        llm = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(llm) as client:
             agent = greedy_agent(client, store=store, **config)
-            return await agent.run("How much was order 1042?", env, recorder, run_id="r1"), recorder
+            task = "How much was order 1042?"
+            return await agent.run(task, env, recorder, run_id="r1"), recorder  # type: ignore[arg-type]
 
     return asyncio.run(main())
 
@@ -152,9 +155,9 @@ def test_step_limit(scripted: ScriptedModelServer) -> None:
 
 def test_an_unreachable_model_fails_the_run_with_a_reason() -> None:
     async def main() -> RunResult:
-        config = LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="t", model="m", max_retries=0)
+        config = LLMConfig(base_url="http://127.0.0.1:9/v1", api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
-            return await greedy_agent(client).run("task", SiteEnv(), Recorder())
+            return await greedy_agent(client).run("task", SiteEnv(), Recorder())  # type: ignore[arg-type]
 
     result = asyncio.run(main())
     assert result.status == "failed" and "Cannot reach the model" in result.reason
@@ -236,9 +239,11 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
             return await super().execute(action)
 
     async def main() -> None:
-        async with LLMClient(LLMConfig(base_url=scripted.base_url, api_key="t", model="m", max_retries=0)) as client:
-            run = asyncio.create_task(greedy_agent(client, store=store).run("task", HangingEnv(), Recorder(),
-                                                                      run_id="r1"))
+        config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(config) as client:
+            env = HangingEnv()
+            agent = greedy_agent(client, store=store)
+            run = asyncio.create_task(agent.run("task", env, Recorder(), run_id="r1"))  # type: ignore[arg-type]
             await executing.wait()
             run.cancel()
             with pytest.raises(asyncio.CancelledError):

@@ -20,11 +20,11 @@ from branchwise.actions import (
     TabFocus,
     Type,
 )
+from branchwise.core.classes import ActionClass, ActionClassifier
 from branchwise.core.requests import ExpectedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts, FormFacts, LinkFacts
 from branchwise.safety import Intent, SafetyClassifier, Vocabulary, normalize
-from branchwise.core.classes import ActionClass, ActionClassifier
 
 from pageviews import page
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from branchwise.core.approval import ApprovalRequest, Decision, ScriptedApprover
 from branchwise.core.requests import ActionWatch, ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent, ExtensionError
 from branchwise.protocol import AllowedRequest, RequestHeld, RequestSent, TabEvent
 from branchwise.safety.gate import GateConfig, GateRun, NetworkGate, gate_run
-from branchwise.core.approval import ApprovalRequest, Decision, ScriptedApprover
 from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
 
 SHOP = "http://shop.test"

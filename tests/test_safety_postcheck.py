@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from branchwise.core.classes import ActionClass
 from branchwise.core.requests import GatedRequest
 from branchwise.safety.postcheck import post_check
-from branchwise.core.classes import ActionClass
 
 BUY = GatedRequest("POST", "http://shop.test/buy", "allowed")
 RELEASED = GatedRequest("POST", "http://shop.test/newsletter", "released")

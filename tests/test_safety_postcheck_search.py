@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from branchwise.actions import Action
+from branchwise.core.approval import ScriptedApprover
+from branchwise.core.classes import ActionClass, ActionClassifier, Classification
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts
 from branchwise.search.action_aware import ActionAwareSearch
-from branchwise.core.approval import ScriptedApprover
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
-from branchwise.core.classes import ActionClass, ActionClassifier, Classification
 from branchwise.search.context import SearchOutcome
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.value import ValueConfig

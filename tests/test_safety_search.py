@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 from branchwise.actions import Action, Click, Scroll, Type
 from branchwise.agent.env import EnvView
+from branchwise.core.classes import ActionClass, Classification
 from branchwise.link import ExtensionError
 from branchwise.observation import PageView
 from branchwise.protocol import ElementFacts, FormFacts, LinkFacts
 from branchwise.safety import SafetyClassifier
-from branchwise.core.classes import ActionClass, Classification
 from branchwise.search.context import classify_candidates
 from branchwise.search.frontier import FrontierItem, prune_frontier, select_action
 from branchwise.search.frontier import SelectionConfig as Selection
@@ -60,7 +60,7 @@ class Env:
 
 def classify(env: Env, node_page: PageView, current: int = 0) -> list[Classification]:
     node = Node(id=0, parent_id=None, depth=0, url=URL, page=node_page)
-    ctx = SimpleNamespace(env=env, classifier=SafetyClassifier(), trace=SimpleNamespace(current=current))
+    ctx = SimpleNamespace(env=env, classifier=SafetyClassifier(), state=SimpleNamespace(current=current))
     return asyncio.run(classify_candidates(ctx, node, CANDIDATES))  # type: ignore[arg-type]
 
 

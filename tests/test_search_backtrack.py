@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from branchwise.actions import Click
 from branchwise.search.backtrack import NaiveBacktracker, SpeculativeBacktracker, plan_replay
 from branchwise.search.tree import Node, SearchTree

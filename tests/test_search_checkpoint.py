@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from branchwise.observation import PageView, process
 from branchwise.protocol import AXValue, Observation
 from branchwise.search.checkpoint import is_checkpoint

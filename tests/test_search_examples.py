@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from branchwise.search.examples import (
     Example,
     ExampleIndex,

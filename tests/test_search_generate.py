@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from branchwise.actions import Click, Type
 from branchwise.observation import PageView
 from branchwise.search.candidates import Candidate

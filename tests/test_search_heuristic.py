@@ -16,8 +16,8 @@ from branchwise.actions import (
     Stop,
     Type,
 )
-from branchwise.observation import PageView
 from branchwise.core.classes import ActionClass, ActionClassifier
+from branchwise.observation import PageView
 from branchwise.search.heuristic import HeuristicClassifier, HeuristicConfig, normalize_label
 
 from pageviews import page

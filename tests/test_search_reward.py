@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 import pytest
+
+from branchwise.core.usage import Usage
 from branchwise.llm import (
     Choice,
     Completion,
@@ -16,7 +18,6 @@ from branchwise.llm import (
     LLMError,
     TokenLogprob,
     TopLogprob,
-    Usage,
 )
 from branchwise.scripted_model import Script, ScriptedModelServer
 from branchwise.search.reward import (

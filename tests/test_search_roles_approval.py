@@ -7,9 +7,6 @@ import io
 from pathlib import Path
 
 from branchwise.actions import Click
-from branchwise.core.requests import ExpectedRequest
-from branchwise.core.usage import Usage
-from branchwise.llm import ChatMessage, LLMConfig
 from branchwise.core.approval import (
     ApprovalRequest,
     Approver,
@@ -20,9 +17,12 @@ from branchwise.core.approval import (
     approval_request,
     element_label,
 )
+from branchwise.core.classes import ActionClass, Classification
+from branchwise.core.requests import ExpectedRequest
+from branchwise.core.usage import Usage
+from branchwise.llm import ChatMessage, LLMConfig
 from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
-from branchwise.core.classes import ActionClass, Classification
 from branchwise.search.context import SearchOutcome
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.roles import ModelRoles, RoleModel

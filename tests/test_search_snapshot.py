@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from branchwise.actions import Click, GoBack, Hover, Press, Scroll, SelectOption, TabFocus, Type
 from branchwise.observation import PageView, process
 from branchwise.protocol import AXNode, AXProperty, AXValue, Observation

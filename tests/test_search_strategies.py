@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.core.approval import ScriptedApprover
+from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
 from branchwise.search.context import SearchOutcome
 from branchwise.search.value import ValueConfig

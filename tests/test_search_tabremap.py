@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from branchwise.actions import Click, CloseTab, Goto, NewTab, Scroll, TabFocus
 from branchwise.search.tabremap import TabRemap
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from branchwise.search.tree import Node, SearchTree
 
 
@@ -18,6 +19,18 @@ def chain(tree: SearchTree, parent: int, *checkpoints: bool | None) -> list[int]
         parent = tree.add_child(parent, node(checkpoint=flag)).id
         made.append(parent)
     return made
+
+
+def start_of(tree: SearchTree, node_id: int) -> Node:
+    found = tree.nearest_checkpoint(node_id)
+    assert found is not None
+    return found
+
+
+def plan_of(tree: SearchTree, node_id: int) -> tuple[Node, list[Node]]:
+    plan = tree.replay_path(node_id)
+    assert plan is not None
+    return plan
 
 
 def ids(nodes: list[Node]) -> list[int]:
@@ -59,9 +72,9 @@ def test_nearest_checkpoint_is_the_deepest_checkpoint_on_the_path() -> None:
     tree = SearchTree()
     tree.add_root(node())
     a, b, c, d = chain(tree, 0, True, None, True, False)
-    assert tree.nearest_checkpoint(d).id == c
-    assert tree.nearest_checkpoint(c).id == c
-    assert tree.nearest_checkpoint(b).id == a
+    assert start_of(tree, d).id == c
+    assert start_of(tree, c).id == c
+    assert start_of(tree, b).id == a
 
 
 def test_no_checkpoint_on_the_path_means_no_replay_start_not_the_root() -> None:
@@ -74,18 +87,18 @@ def test_no_checkpoint_on_the_path_means_no_replay_start_not_the_root() -> None:
     assert tree.nearest_checkpoint(last) is None
     # The root counts once it is verified like any other node.
     tree[0].checkpoint = True
-    assert tree.nearest_checkpoint(last).id == 0
+    assert start_of(tree, last).id == 0
 
 
 def test_replay_path_starts_at_the_checkpoint_and_lists_the_steps_after_it() -> None:
     tree = SearchTree()
     tree.add_root(node(checkpoint=True))
     a, b, c, d = chain(tree, 0, None, True, None, False)
-    start, steps = tree.replay_path(d)
+    start, steps = plan_of(tree, d)
     assert (start.id, ids(steps)) == (b, [c, d])
-    start, steps = tree.replay_path(b)
+    start, steps = plan_of(tree, b)
     assert (start.id, steps) == (b, [])
-    start, steps = tree.replay_path(a)
+    start, steps = plan_of(tree, a)
     assert (start.id, ids(steps)) == (0, [a])
 
 
@@ -93,7 +106,7 @@ def test_a_revisit_is_an_earlier_live_node_with_the_same_state() -> None:
     tree = sample_tree()
     for n, state in zip(tree, ["A", "B", "C", "D", "A", "E"], strict=True):
         n.state = state
-    assert tree.revisit_of(tree[4]).id == 0
+    assert (twin := tree.revisit_of(tree[4])) is not None and twin.id == 0
     assert tree.revisit_of(tree[1]) is None
     tree[4].state = ""
     assert tree.revisit_of(tree[4]) is None
@@ -131,8 +144,8 @@ def test_paths_after_reroot_start_at_the_new_root() -> None:
     tree.reroot(1)
     assert ids(tree.path(4)) == [1, 4]
     # The old root was a checkpoint, but replay now starts at the new root.
-    assert tree.nearest_checkpoint(4).id == 1
-    start, steps = tree.replay_path(4)
+    assert start_of(tree, 4).id == 1
+    start, steps = plan_of(tree, 4)
     assert (start.id, ids(steps)) == (1, [4])
     for old in (0, 2, 5):
         assert not tree.is_below_root(old)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from branchwise.browser import BrowserDisconnected
 from branchwise.link import ExtensionError
 from branchwise.protocol import FrameTree, NavigationInfo, Observation, TabInfo

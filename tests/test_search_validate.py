@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from branchwise.actions import (
     Action,
     Click,
@@ -44,8 +45,11 @@ FORM = page(
 
 
 def check(action: Action, view: PageView | None = FORM, tabs: int = 1, *, dialog_open: bool = False,
-          **space: bool) -> str | None:
-    return validate_action(action, view, ActionSpace(tab_count=tabs, dialog_open=dialog_open, **space))
+          can_scroll_up: bool = True, can_scroll_down: bool = True, can_go_back: bool = True,
+          can_go_forward: bool = True) -> str | None:
+    space = ActionSpace(tab_count=tabs, dialog_open=dialog_open, can_scroll_up=can_scroll_up,
+                        can_scroll_down=can_scroll_down, can_go_back=can_go_back, can_go_forward=can_go_forward)
+    return validate_action(action, view, space)
 
 
 @pytest.mark.parametrize("action", [
@@ -146,7 +150,8 @@ def test_history_moves_need_history() -> None:
 
 
 def view_with(scroll: ScrollInfo, navigation: NavigationInfo | None = None, tabs: int = 1) -> EnvView:
-    return EnvView("", "https://shop.example/", "", 1, 0, page=FORM, scroll=scroll, navigation=navigation or NavigationInfo(),
+    return EnvView("", "https://shop.example/", "", 1, 0, page=FORM, scroll=scroll,
+                   navigation=navigation or NavigationInfo(),
                    tabs=tuple(TabInfo(tab_id=i + 1, index=i) for i in range(tabs)))
 
 

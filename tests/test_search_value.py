@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 import pytest
+
 from branchwise.chat_model import ChatModel
 from branchwise.search.value import (
     NO_ANSWER,

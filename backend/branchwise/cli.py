@@ -20,6 +20,8 @@ from .agent.records import RunResult
 from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig, default_data_dir
+from .core.approval import Approver, DenyApprover, TerminalApprover
+from .core.status import BacktrackMode
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import ExtensionError, ExtensionHub, LinkTimeout
 from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
@@ -31,8 +33,6 @@ from .safety.secrets import mask_card_numbers
 from .safety.sites import ALLOW_ENV, BLOCK_ENV, SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent, SearchConfig
-from .core.approval import Approver, DenyApprover, TerminalApprover
-from .search.backtrack import BacktrackMode
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
@@ -57,8 +57,8 @@ DATA_DIR_HELP = (f"where the pairing token and the run store (runs.sqlite3: runs
 
 
 def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) -> None:
-    parser.add_argument("--port", type=int, default=default_port,
-                        help=f"backend port on 127.0.0.1 (default {default_port if default_port is not None else 'any free port with --launch, else ' + str(DEFAULT_PORT)})")
+    default = str(default_port) if default_port is not None else f"any free port with --launch, else {DEFAULT_PORT}"
+    parser.add_argument("--port", type=int, default=default_port, help=f"backend port on 127.0.0.1 (default {default})")
     parser.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
 
 
@@ -419,7 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run id (a unique prefix is enough); without it, the newest entries across runs")
     audit.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     audit.add_argument("--limit", type=int, default=None,
-                       help=f"only the newest N entries (default: all of a run's, {AUDIT_LIMIT_ACROSS_RUNS} across runs)")
+                       help=f"only the newest N entries (default: all of a run's, {AUDIT_LIMIT_ACROSS_RUNS} across "
+                            "runs)")
     audit.add_argument("--json", action="store_true", help="one JSON object per entry and line")
     audit.set_defaults(handler=cmd_audit)
 
@@ -443,9 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     handler = args.handler
     try:
-        if asyncio.iscoroutinefunction(handler):
-            return asyncio.run(handler(args))
-        return handler(args)
+        code: int = asyncio.run(handler(args)) if asyncio.iscoroutinefunction(handler) else handler(args)
+        return code
     except KeyboardInterrupt:
         say("Interrupted.")
         return EXIT_RUN_FAILED

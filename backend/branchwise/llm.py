@@ -360,7 +360,7 @@ class LLMClient:
     def _backoff(self, attempt: int) -> float:
         # Jitter spreads out the parallel samples of a search step that all hit the same rate limit.
         base = min(self._config.backoff_max_s, self._config.backoff_initial_s * 2**attempt)
-        return base * random.uniform(0.5, 1.0)
+        return float(base * random.uniform(0.5, 1.0))
 
     def _to_llm_error(self, exc: openai.APIError, attempts: int) -> LLMError:
         where = self._config.base_url

@@ -12,9 +12,9 @@ from importlib import resources
 
 from pydantic import SecretStr
 
+from .core.status import ROLES, Role
 from .llm import LLMClient, LLMConfig
 from .scripted_model import Script, ScriptedModelServer
-from .core.status import ROLES, Role
 from .search.roles import ModelRoles, RoleModel
 
 log = logging.getLogger(__name__)

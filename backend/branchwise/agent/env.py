@@ -29,6 +29,7 @@ from ..actions import (
     Type,
 )
 from ..browser import Browser
+from ..core.requests import ActionWatch, ExpectedRequest, GatedRequest
 from ..link import ExtensionError
 from ..observation import ObservationConfig, PageView, process
 from ..observation.render import header_lines, ordered_tabs, quote
@@ -53,7 +54,6 @@ from ..protocol import (
     TypeCmd,
 )
 from ..safety.sites import SiteRefused, SiteRules
-from ..core.requests import ActionWatch, ExpectedRequest, GatedRequest
 
 log = logging.getLogger(__name__)
 
@@ -177,8 +177,9 @@ class BrowserEnv:
                 return DialogCmd(accept=True)
             case Press(keys="Escape"):
                 return DialogCmd(accept=False)
-        raise ActionRejected(f"a {self.last.dialog.dialog_type} dialog is open: click [{DIALOG_OK_ID}] (OK)"
-                             + (f" or [{DIALOG_CANCEL_ID}] (Cancel)" if self.last.dialog.dialog_type != "alert" else ""))
+        kind = self.last.dialog.dialog_type
+        cancel = f" or [{DIALOG_CANCEL_ID}] (Cancel)" if kind != "alert" else ""
+        raise ActionRejected(f"a {kind} dialog is open: click [{DIALOG_OK_ID}] (OK){cancel}")
 
     def command_for(self, action: Action) -> BrowserCmd:
         """The extension command for an action that acts inside the current tab."""

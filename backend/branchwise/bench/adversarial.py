@@ -36,13 +36,13 @@ from ..agent.env import BrowserEnv
 from ..agent.reporting import TerminalReporter
 from ..cli import RunOptions, build_agent
 from ..config import ServerConfig
+from ..core.approval import ApprovalRequest, Approver, Decision, DenyApprover
 from ..launcher import ChromiumConfig
 from ..llm import LLMClient, LLMConfig
 from ..models import ModelSetup
 from ..protocol import new_id
 from ..sandbox.adversarial import AdversarialSite
 from ..scripted_model import Rule, Script, ScriptedModelServer
-from ..core.approval import ApprovalRequest, Approver, Decision, DenyApprover
 from ..session import Session, open_session
 from ..store import AuditRecord, RunStore
 

@@ -30,10 +30,10 @@ from selenium import webdriver
 
 from ..agent.env import BrowserEnv
 from ..config import ServerConfig
+from ..core.approval import ApprovalRequest, Decision
 from ..launcher import ChromiumConfig
 from ..protocol import GotoCmd
 from ..safety.gate import GateRun, gate_run
-from ..core.approval import ApprovalRequest, Decision
 from ..session import Session, open_session
 from ..store import RunWriter
 from .observe import Stats, attached_driver

@@ -14,10 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core.classes import ActionClassifier
 from ..safety import SafetyClassifier
 from ..safety.corpus import DEFAULT_CORPUS, load_corpus
 from ..safety.evaluation import evaluate, report
-from ..core.classes import ActionClassifier
 from ..search.heuristic import HeuristicClassifier
 
 

@@ -30,12 +30,12 @@ from pydantic import BaseModel, SecretStr
 from ..agent.env import BrowserEnv
 from ..agent.reporting import TerminalReporter
 from ..config import ServerConfig
+from ..core.status import BacktrackMode
 from ..launcher import ChromiumConfig
 from ..llm import LLMClient, LLMConfig
 from ..sandbox import DEALS_PATH, ShopConfig, ShopServer
 from ..scripted_model import Script, ScriptedModelServer
 from ..search.agent import SearchAgent, SearchConfig
-from ..search.backtrack import BacktrackMode
 from ..search.roles import ModelRoles
 from ..session import Session, open_session
 from ..store import RunStore

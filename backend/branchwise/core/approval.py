@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
 from ..actions import Action
-from .requests import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementRef, new_id
 from .classes import Classification
+from .requests import ExpectedRequest
 
 
 def new_nonce() -> str:

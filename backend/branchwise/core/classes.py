@@ -7,9 +7,9 @@ from enum import Enum
 from typing import Protocol
 
 from ..actions import Action
-from .requests import ExpectedRequest
 from ..observation import PageView
 from ..protocol import ElementFacts
+from .requests import ExpectedRequest
 
 
 class ActionClass(str, Enum):

@@ -36,10 +36,10 @@ from ..actions import (
     TabFocus,
     Type,
 )
+from ..core.classes import ActionClass, Classification
 from ..core.requests import ExpectedRequest
 from ..observation import ElementInfo, PageView
 from ..protocol import ElementFacts, FormFacts, LinkFacts
-from ..core.classes import ActionClass, Classification
 from .urls import WEB_SCHEMES, anchor_on_page, path_of, same_site, scheme, where
 from .vocabulary import LINK_COMMIT_INTENTS, Intent, Match, Vocabulary
 

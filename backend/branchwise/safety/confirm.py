@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..core.approval import ApprovalRequest, Decision
 from ..link import ExtensionHub, LinkClosed
 from ..protocol import ConfirmAnswer, ConfirmClosed, ConfirmOutcome, ConfirmRequest
-from ..core.approval import ApprovalRequest, Decision
 
 log = logging.getLogger(__name__)
 

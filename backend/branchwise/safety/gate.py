@@ -24,11 +24,11 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.requests import ActionWatch, ExpectedRequest, GatedOutcome, GatedRequest, WatchedEnv
 from ..browser import BROWSER_FAILURES
+from ..core.approval import ApprovalRequest, Approver, Decision
+from ..core.requests import ActionWatch, ExpectedRequest, GatedOutcome, GatedRequest, WatchedEnv
 from ..link import BrowserEvent
 from ..protocol import ConfirmRequest, RequestHeld, RequestSent, TabEvent
-from ..core.approval import ApprovalRequest, Approver, Decision
 from ..store import AuditRecord, RunWriter
 from ..store.records import AuditKind
 from .confirm import SidePanelApprover

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..core.requests import GatedRequest
 from ..core.classes import ActionClass
+from ..core.requests import GatedRequest
 
 Verdict = Literal["confirmed", "refuted", "contradicted", "agrees", "unchecked"]
 

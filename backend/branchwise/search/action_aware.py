@@ -16,8 +16,8 @@ import logging
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Stop
-from .candidates import best_stop, merge_candidates
 from ..core.classes import ActionClass
+from .candidates import best_stop, merge_candidates
 from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
 from .examples import RetrievalConfig, examples_block, load_examples
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
@@ -59,7 +59,7 @@ class _Run:
     def __init__(self, config: ActionAwareConfig, ctx: SearchContext) -> None:
         self.config = config
         self.ctx = ctx
-        self.tree = ctx.trace.tree
+        self.tree = ctx.state.tree
         self.queue: list[FrontierItem] = []
         self.terminating_count = 0
         self.destruction_count = 0
@@ -73,7 +73,7 @@ class _Run:
         ctx = self.ctx
         view = await ctx.env.observe()
         current = self.tree.add_root(node_from_view(view))
-        ctx.trace.current = current.id
+        ctx.state.current = current.id
         await ctx.trace.node(current)
         await ctx.trace.progress("writing the task checklist" + (" and rephrasing the task" if self.config.rephrase
                                                                    else ""))
@@ -90,7 +90,7 @@ class _Run:
             self.checklist = await checklist
         while True:
             # The page the tab shows: the last state reached, or the earlier node it turned out to repeat.
-            current = self.tree[ctx.trace.current] if ctx.trace.current is not None else current
+            current = self.tree[ctx.state.current] if ctx.state.current is not None else current
             if current.status == "open" and current.depth < self.config.max_depth:
                 await self.expand(current)
             item = await self.choose()
@@ -111,7 +111,7 @@ class _Run:
                 self.queue.clear()
                 self.destruction_count += 1
                 self.budget = self.config.selection.reduced_budget(self.budget)
-            ctx.trace.frontier = list(self.queue)
+            ctx.state.frontier = list(self.queue)
 
     async def expand(self, node: Node) -> None:
         ctx = self.ctx
@@ -126,7 +126,7 @@ class _Run:
             await ctx.trace.progress(f"#{node.id}: generator {failure.variation} gave no valid action "
                                      f"({failure.errors[-1]})")
         merged = merge_candidates(candidates)
-        trajectory = [n.action_text for n in ctx.trace.tree.lineage(node.id)[1:]]
+        trajectory = [n.action_text for n in ctx.state.tree.lineage(node.id)[1:]]
         scores = await asyncio.gather(*(
             score_action(ctx.roles.reward, self.config.reward, ctx.task, trajectory, node.text, self.checklist,
                          c.thought, c.action_text, node.progress)
@@ -162,7 +162,7 @@ class _Run:
             await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
             await ctx.trace.scored(node.id, "reward", reward, score.method, list(score.item_scores))
         node.status = "expanded"
-        ctx.trace.frontier = list(self.queue)
+        ctx.state.frontier = list(self.queue)
         await ctx.trace.node(node)
         await ctx.trace.progress(
             f"#{node.id}: {len(kept)} candidate(s): "
@@ -179,14 +179,14 @@ class _Run:
                 terminating_count=self.terminating_count, destruction_count=self.destruction_count,
             )
             if item is None:
-                self.ctx.trace.frontier = []
+                self.ctx.state.frontier = []
                 return None
             target = self.tree[item.node_id]
             if not self.tree.is_below_root(target.id) or target.status == "invalid" or target.unreachable:
                 continue
             if len(self.queue) > self.budget:
                 self.queue = prune_frontier(self.queue, budget=self.budget, reachable=self._reachable)
-            self.ctx.trace.frontier = list(self.queue)
+            self.ctx.state.frontier = list(self.queue)
             return item
 
     def _reachable(self, item: FrontierItem) -> bool:

@@ -12,6 +12,9 @@ from ..agent.env import BrowserEnv
 from ..agent.records import RunResult
 from ..agent.reporting import RunReporter
 from ..browser import Browser
+from ..core.approval import Approver, DenyApprover
+from ..core.classes import ActionClassifier
+from ..core.status import BacktrackMode
 from ..core.usage import Usage
 from ..llm import LLMError
 from ..protocol import new_id
@@ -21,14 +24,19 @@ from ..safety.secrets import mask_card_numbers
 from ..safety.sites import SiteRefused
 from ..store import RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
-from ..core.approval import Approver, DenyApprover
-from .backtrack import Backtracker, BacktrackMode, BacktrackResult, CheckpointProbe, NaiveBacktracker, SpeculativeBacktracker
-from ..core.classes import ActionClassifier
+from .backtrack import (
+    Backtracker,
+    BacktrackResult,
+    CheckpointProbe,
+    NaiveBacktracker,
+    SpeculativeBacktracker,
+)
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
 from .roles import ModelRoles
-from .tree import SearchTree
+from .state import SearchState
 from .strategies import strategy_spec
 from .trace import SearchTrace
+from .tree import SearchTree
 from .urlcheck import UrlProbe
 
 log = logging.getLogger(__name__)
@@ -85,7 +93,8 @@ class SearchAgent:
         run_id = run_id or new_id()
         strategy = make_strategy(self.config)
         before = {role: model.usage for role, model in self.roles.by_role().items()}
-        trace = SearchTrace(run_id, strategy.name, reporter, self.store)
+        state = SearchState()
+        trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
         # Card numbers in the task are masked wherever it is shown or stored; the model gets the task as written.
         shown_task = mask_card_numbers(task)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
@@ -98,7 +107,7 @@ class SearchAgent:
             f", backtracking {self.config.backtrack}" if strategy.backtracks else ""))
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
-                            trace, reporter, result.steps, url_check=url_check, store=self.store)
+                            trace, reporter, result.steps, state, url_check=url_check, store=self.store)
         try:
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
                 outcome = await strategy.search(ctx)

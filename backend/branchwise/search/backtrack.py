@@ -17,8 +17,8 @@ from typing import Protocol
 
 from ..actions import Action, Goto
 from ..agent.env import BrowserEnv, EnvView
-from ..core.status import BacktrackMode, BacktrackOutcome
 from ..browser import BROWSER_FAILURES, Browser
+from ..core.status import BacktrackMode, BacktrackOutcome
 from ..safety.sites import SiteRefused
 from .checkpoint import is_checkpoint
 from .snapshot import compare_snapshot, retarget

@@ -24,9 +24,9 @@ import logging
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import ActionParseError, Stop, parse_response
+from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
-from ..core.classes import ActionClass
 from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
 from .frontier import FrontierItem
 from .generate import history_text
@@ -75,7 +75,7 @@ class _Run:
     def __init__(self, config: BestFirstConfig, ctx: SearchContext) -> None:
         self.config = config
         self.ctx = ctx
-        self.tree = ctx.trace.tree
+        self.tree = ctx.state.tree
         # The proposals of each expanded node that have not run yet (destructive ones wait here for `needed`).
         self.proposals: dict[int, list[FrontierItem]] = {}
         self.seq = 0
@@ -84,7 +84,7 @@ class _Run:
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
         root = tree.add_root(node_from_view(await ctx.env.observe()))
-        ctx.trace.current = root.id
+        ctx.state.current = root.id
         await ctx.trace.node(root)
         for round_index in range(1, self.config.max_rounds + 1):
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
@@ -100,7 +100,7 @@ class _Run:
                 root = moved
                 continue
             _, why = await reach(ctx, found, None)
-            if ctx.trace.current != found.id:
+            if ctx.state.current != found.id:
                 return ctx.failed(f"could not return to the best state #{found.id}: {why}")
             tree.reroot(found.id)
             root = found
@@ -149,7 +149,7 @@ class _Run:
             if _value(child) > _value(best):
                 best = child
             end = await self._consider(child, root, heap, expand=scored < config.budget)
-        self.ctx.trace.frontier = [i for items in self.proposals.values() for i in items
+        self.ctx.state.frontier = [i for items in self.proposals.values() for i in items
                                    if tree.is_below_root(i.node_id)]
         return end or best
 

@@ -12,16 +12,17 @@ from ..agent.env import BrowserEnv, EnvView
 from ..agent.records import StepRecord, approx_tokens
 from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES
+from ..core.approval import Approver, Decision, approval_request
+from ..core.classes import ActionClassifier, Classification
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore
-from ..core.approval import Approver, Decision, approval_request
 from .backtrack import Backtracker
-from ..core.classes import ActionClassifier, Classification
 from .examples import ExampleIndex
 from .generate import HistoryEntry
 from .roles import ModelRoles
 from .snapshot import retarget, state_key
+from .state import SearchState
 from .trace import SearchTrace
 from .tree import Node
 from .urlcheck import UrlCheck
@@ -44,6 +45,8 @@ class SearchContext:
     trace: SearchTrace
     reporter: RunReporter
     steps: list[StepRecord]
+    # The tree, the node the tab shows and the waiting actions: the run's, shared with the trace (which only reads).
+    state: SearchState
     # Checks `goto` addresses before they count as candidates; None skips the check.
     url_check: UrlCheck | None = None
     # Past steps to show the retrieval prompt variation; None when there are none.
@@ -93,7 +96,7 @@ def node_from_view(view: EnvView, **fields: object) -> Node:
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     # A secret typed after a thought was written is scrubbed from it too.
     return [HistoryEntry(summary=_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
-            for n in ctx.trace.tree.lineage(node.id)[1:]]
+            for n in ctx.state.tree.lineage(node.id)[1:]]
 
 
 def _summary(thought: str) -> str:
@@ -117,7 +120,7 @@ async def element_facts(ctx: SearchContext, node: Node, actions: Sequence[Action
     """
     live = ctx.env.last
     ids = [a.element_id for a in actions if a.element_id is not None]
-    if not ids or ctx.trace.current != node.id or node.page is None or live is None or live.page is None:
+    if not ids or ctx.state.current != node.id or node.page is None or live is None or live.page is None:
         return {}
     stored, shown = node.page, live.page
     # The tab may show a fresh capture of the node's page with other ids: map them through the locators.
@@ -157,7 +160,7 @@ async def ask_approval(ctx: SearchContext, at: Node, action: Action, action_text
     live = ctx.env.last
     request = approval_request(ctx.run_id, action, action_text, at.url, at.page, classification,
                                tab_id=live.tab_id if live is not None else None,
-                               shown=live.page if live is not None and ctx.trace.current == at.id else None)
+                               shown=live.page if live is not None and ctx.state.current == at.id else None)
     await ctx.trace.asked(at.id, request, classification)
     decision = await ctx.approver.decide(request)
     await ctx.trace.decided(at.id, request, classification, decision)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..actions import Action
+from ..core.classes import ActionClass
 from ..core.requests import ExpectedRequest
 from ..observation.locator import Locator
-from ..core.classes import ActionClass
 
 log = logging.getLogger(__name__)
 

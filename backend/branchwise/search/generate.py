@@ -121,10 +121,10 @@ async def _generate_one(
         else:
             # A typed password or card number is masked in the candidate's text and thought from here on.
             action, thought = secrets.seal(parsed.action, parsed.thought, page)
-            error = await _check(action, page, data.space, url_check)
-            if error is None:
+            problem = await _check(action, page, data.space, url_check)
+            if problem is None:
                 return Candidate(action, action.to_text(), thought, sources=(variation.name,))
-            error = f"`{action.to_text()}` cannot be done: {error}"
+            error = f"`{action.to_text()}` cannot be done: {problem}"
         errors.append(error)
         messages = [*messages, ChatMessage(role="assistant", content=secrets.scrub(text)),
                     ChatMessage(role="user", content=f"{error}. Give one valid action in the same format.")]

@@ -1,4 +1,4 @@
-"""The greedy ReAct agent (WebArena's CoT baseline) as a strategy: observe, ask the model for one action, run it, repeat.
+"""The greedy ReAct agent (WebArena's CoT baseline) as a strategy: observe, ask the model for an action, run it, repeat.
 
 Its tree is a line: each step's node is the child of the last, whether the action ran ("open"), the page refused it
 ("dead"), or it never ran ("invalid": an unparseable answer, shown on the same page). Early stops follow WebArena: the
@@ -15,8 +15,8 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import ActionParseError, Stop, parse_response
-from ..policy.prompts import PromptConfig, build_cot_messages
 from ..core.classes import ActionClass
+from ..policy.prompts import PromptConfig, build_cot_messages
 from .context import SearchContext, SearchOutcome, node_from_view, record_step
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
@@ -43,16 +43,16 @@ class GreedySearch:
         self.config = config or GreedyConfig()
 
     async def search(self, ctx: SearchContext) -> SearchOutcome:
-        tree, config = ctx.trace.tree, self.config
+        tree, config = ctx.state.tree, self.config
         root = tree.add_root(node_from_view(await ctx.env.observe()))
-        ctx.trace.current = root.id
+        ctx.state.current = root.id
         await ctx.trace.node(root)
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0
         outcome: SearchOutcome | None = None
         for _ in range(config.max_steps):
-            node = tree[ctx.trace.current if ctx.trace.current is not None else root.id]
+            node = tree[ctx.state.current if ctx.state.current is not None else root.id]
             if node.status == "open":
                 node.status = "expanded"
                 await ctx.trace.node(node)
@@ -99,17 +99,17 @@ class GreedySearch:
                 outcome = SearchOutcome("failed", reason=f"stopped early: {invalid_in_a_row} invalid actions in a "
                                                          f"row (last: {ctx.steps[-1].error})")
                 break
-        await ctx.trace.chose([n.id for n in tree.lineage(ctx.trace.current or root.id)])
+        await ctx.trace.chose([n.id for n in tree.lineage(ctx.state.current or root.id)])
         return outcome or ctx.failed(f"reached the step limit ({config.max_steps}) without an answer")
 
 
 async def _invalid(ctx: SearchContext, node: Node, thought: str, error: str, action_text: str = "") -> None:
     """A step that never ran: recorded as an "invalid" node showing the same page, which the next step starts from."""
-    child = ctx.trace.tree.add_child(node.id, Node(
+    child = ctx.state.tree.add_child(node.id, Node(
         id=-1, parent_id=None, depth=0, url=node.url, title=node.title, text=node.text, page=node.page,
         tabs=node.tabs, active_tab=node.active_tab, state=node.state, space=node.space, action_text=action_text,
         thought=thought, status="invalid"))
-    ctx.trace.current = child.id
+    ctx.state.current = child.id
     await ctx.trace.node(child)
     await record_step(ctx, child, error)
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 
 from ..actions import Action, Click, Press, Stop, Type
+from ..core.classes import ActionClass, Classification
 from ..observation import ElementInfo, PageView
 from ..protocol import ElementFacts
-from ..core.classes import ActionClass, Classification
 
 log = logging.getLogger(__name__)
 

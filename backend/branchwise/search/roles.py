@@ -12,7 +12,6 @@ from ..core.usage import Usage
 from ..llm import ChatMessage, Completion, LLMConfig
 
 
-
 class Completer(ChatModel, Protocol):
     """What LLMClient offers; the search depends on this, not on the class."""
 

@@ -16,9 +16,9 @@ import logging
 from dataclasses import dataclass
 
 from ..actions import Action, Stop
+from ..core.classes import ActionClass, Classification
 from ..safety.postcheck import post_check
 from ..safety.sites import SiteRefused
-from ..core.classes import ActionClass, Classification
 from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
 from .frontier import FrontierItem
 from .tree import Node
@@ -38,15 +38,15 @@ class Advanced:
 async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple[Action | None, str]:
     """Bring the working tab to `node` so `pending` can run there; returns the action as it must run on the live page,
     or None and why not. A replay that cannot work is remembered on the node."""
-    tree = ctx.trace.tree
+    tree = ctx.state.tree
     if node.unreachable:
         return None, node.unreachable
-    if ctx.trace.current == node.id:
+    if ctx.state.current == node.id:
         if pending is None:
             return None, ""
         moved = live_action(ctx, node, pending)
         return (moved, "") if moved is not None else (None, "its element is gone from the page")
-    source = ctx.trace.current if ctx.trace.current is not None else tree.root_id
+    source = ctx.state.current if ctx.state.current is not None else tree.root_id
     result = await ctx.backtracker.move(ctx.env, tree, node.id, pending)
     await ctx.trace.backtracked(source, node.id, result)
     if result.working_tab_changed:
@@ -54,7 +54,7 @@ async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple
     if not result.committed:
         node.unreachable = f"cannot go back to #{node.id}: {result.reason}"
         return None, node.unreachable
-    ctx.trace.current = node.id
+    ctx.state.current = node.id
     return result.action, ""
 
 
@@ -62,7 +62,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     """Run `item` (proposed at `parent`) in the working tab and add the state it leads to as `parent`'s child.
 
     `recognise_revisits=False` keeps a line of steps a line (greedy: every step is a node, revisits included)."""
-    tree = ctx.trace.tree
+    tree = ctx.state.tree
     destructive = item.action_class is ActionClass.DESTRUCTIVE
     if parent.unreachable:
         return Advanced(None, parent.unreachable)
@@ -86,14 +86,14 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         # The action ran and led onto a site the user's lists refuse: the step is on record before the run stops.
         refused = tree.add_child(parent.id, Node(id=-1, parent_id=None, depth=0, url="", action=item.action,
                                                  action_text=item.action_text, thought=item.thought, status="dead"))
-        ctx.trace.current = refused.id
+        ctx.state.current = refused.id
         await ctx.trace.node(refused)
         await record_step(ctx, refused, str(exc))
         raise
     child = tree.add_child(parent.id, node_from_view(
         view, action=item.action, action_text=item.action_text, action_locator=item.locator,
         action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
-    ctx.trace.current = child.id
+    ctx.state.current = child.id
     await record_step(ctx, child, "" if outcome.ok else outcome.error)
     changed_site = check.reroots(outcome.ok)
     if not outcome.ok:
@@ -109,7 +109,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         if twin is not None:
             # The tab shows a state search already has (A -> C -> A): go on from there instead of exploring it twice.
             child.status, child.same_as = "dead", twin.id
-            ctx.trace.current = twin.id
+            ctx.state.current = twin.id
             await ctx.trace.progress(f"`{item.action_text}` led back to the page of #{twin.id}; not explored again")
     await ctx.trace.node(child)
     return Advanced(child, changed_site=changed_site)
@@ -118,7 +118,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
 def stop_node(ctx: SearchContext, parent: Node, item: FrontierItem) -> Node:
     """The end state of the answer `item` proposes at `parent`: the same page, nothing run."""
     assert isinstance(item.action, Stop)
-    return ctx.trace.tree.add_child(parent.id, Node(
+    return ctx.state.tree.add_child(parent.id, Node(
         id=-1, parent_id=None, depth=0, url=parent.url, title=parent.title, text=parent.text, page=parent.page,
         tabs=parent.tabs, active_tab=parent.active_tab, state=parent.state, action=item.action,
         action_text=item.action_text, action_class=ActionClass.TERMINATING, thought=item.thought,
@@ -129,13 +129,13 @@ async def answer_at(ctx: SearchContext, end: Node) -> None:
     """Give the answer of the stop node `end`: the browser goes to the page it was proposed on first, so the tab the
     user is left with shows the page the answer was read from, and the stop is the last step of the trajectory."""
     assert end.parent_id is not None
-    parent = ctx.trace.tree[end.parent_id]
+    parent = ctx.state.tree[end.parent_id]
     _, why = await reach(ctx, parent, None)
-    if ctx.trace.current != parent.id:
+    if ctx.state.current != parent.id:
         # The answer stands (the model read it there), but the user is told the tab shows another page.
         await ctx.trace.progress(f"the answer was read on #{parent.id} ({parent.url}), but the tab could not be "
                                  f"brought back there: {why}")
-    ctx.trace.current = end.id
+    ctx.state.current = end.id
     await ctx.trace.node(end)
     await record_step(ctx, end)
-    await ctx.trace.chose([n.id for n in ctx.trace.tree.lineage(end.id)])
+    await ctx.trace.chose([n.id for n in ctx.state.tree.lineage(end.id)])

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from ..actions import Action
 from ..agent.reporting import RunReporter
+from ..core.approval import ApprovalRequest, Decision, covers, element_label
+from ..core.classes import Classification
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
 from ..safety.postcheck import PostCheck
 from ..store import (
@@ -22,25 +24,24 @@ from ..store import (
     RunWriter,
     ValueRecord,
 )
-from ..core.approval import ApprovalRequest, Decision, covers, element_label
+from ..store.records import ValueKind
 from .backtrack import BacktrackResult
-from ..core.classes import Classification
-from .frontier import FrontierItem
-from .tree import Node, SearchTree
+from .state import SearchState
+from .tree import Node
 
 log = logging.getLogger(__name__)
 
 
 class SearchTrace:
-    def __init__(self, run_id: str, strategy: str, reporter: RunReporter, store: RunStore | None) -> None:
+    def __init__(self, run_id: str, strategy: str, reporter: RunReporter, store: RunStore | None,
+                 state: SearchState | None = None) -> None:
         self.run_id = run_id
         self.strategy = strategy
         self.reporter = reporter
         self.store = store
         self.writer = RunWriter(store, run_id)
-        self.tree = SearchTree()
-        self.current: int | None = None
-        self.frontier: list[FrontierItem] = []
+        # The run's search state, read here and never changed: what is recorded and drawn.
+        self.state = state or SearchState()
         self.backtracks: list[BacktrackView] = []
         self.trajectory: list[int] = []
         # What the store already holds of each node: its page text is written once, and the checkpoint flag it has.
@@ -80,7 +81,7 @@ class SearchTrace:
         await self.writer.write(RunStore.add_classification, ClassificationRecord(
             run_id=self.run_id, node_id=node_id, action_text=action_text,
             action_class=classification.action_class.value, reasons=list(classification.reasons)))
-        at = self.tree.nodes.get(node_id)
+        at = self.state.tree.nodes.get(node_id)
         await self.writer.audit(AuditRecord(
             run_id=self.run_id, kind="classified", node_id=node_id, action_text=action_text,
             action_class=classification.action_class.value, reasons=list(classification.reasons),
@@ -120,7 +121,7 @@ class SearchTrace:
             return
         seen = check.sent + check.refused
         if self.store is not None:
-            at = self.tree.nodes.get(node_id)
+            at = self.state.tree.nodes.get(node_id)
             await self.writer.audit(AuditRecord(
                 run_id=self.run_id, kind="post_check", node_id=node_id, action_text=action_text,
                 action_class=check.action_class.value, reasons=[r.describe() for r in seen],
@@ -129,7 +130,7 @@ class SearchTrace:
         if check.verdict != "confirmed":
             await self.progress(f"`{action_text}`: the class is {check.verdict} by what it sent ({check.note})")
 
-    async def scored(self, node_id: int, kind: str, score: float, method: str, samples: Sequence[float]) -> None:
+    async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
             await self.writer.write(RunStore.add_value, ValueRecord(
                 run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
@@ -144,7 +145,7 @@ class SearchTrace:
                 wall_ms=result.wall_ms))
         # Planning the replay may have probed nodes for the checkpoint flag.
         if self.store is not None:
-            for node in self.tree:
+            for node in self.state.tree:
                 if node.checkpoint != self._checkpoint_written.get(node.id):
                     await self.writer.node(self._node_record(node))
         word = {"committed": "committed", "aborted": "aborted", "failed": "FAILED"}[result.outcome]
@@ -165,11 +166,11 @@ class SearchTrace:
             TreeNodeView(id=n.id, parent=n.parent_id, action=n.action_text, url=n.url, value=n.value, reward=n.reward,
                          action_class=n.action_class.value if n.action_class else None, status=n.status,
                          checkpoint=n.checkpoint)
-            for n in self.tree
+            for n in self.state.tree
         ]
         frontier = [FrontierItemView(node=i.node_id, action=i.action_text, action_class=i.action_class.value,
-                                     reward=i.reward) for i in self.frontier]
-        return TreeUpdate(run_id=self.run_id, strategy=self.strategy, nodes=nodes, current=self.current,
+                                     reward=i.reward) for i in self.state.frontier]
+        return TreeUpdate(run_id=self.run_id, strategy=self.strategy, nodes=nodes, current=self.state.current,
                           frontier=frontier, backtracks=list(self.backtracks), trajectory=self.trajectory)
 
     async def publish(self) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
 from ..actions import Action
+from ..core.classes import ActionClass
 from ..core.status import NodeStatus
 from ..observation import PageView
 from ..observation.locator import Locator
-from ..core.classes import ActionClass
 from .validate import ActionSpace
-
 
 
 @dataclass

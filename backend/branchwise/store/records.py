@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.status import BacktrackMode, BacktrackOutcome, FinalStatus, NodeStatus, Role, RunStatus
+from ..core.status import BacktrackMode, BacktrackOutcome, NodeStatus, Role, RunStatus
 from ..core.usage import Usage
 
 # "navigation" is in the design's classes; accepted ahead of the classifier so its verdicts can be stored.

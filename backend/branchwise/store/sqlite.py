@@ -19,13 +19,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, get_args
 
+from ..core.status import FinalStatus, Role
 from .records import (
     AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
-    FinalStatus,
     NodeRecord,
-    Role,
     RunRecord,
     RunSummary,
     StoredRun,

@@ -10,7 +10,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from .records import AuditRecord, ClassificationRecord, FinalStatus, NodeRecord, RunRecord, UsageRecord
+from ..core.status import FinalStatus
+from .records import AuditRecord, ClassificationRecord, NodeRecord, RunRecord, UsageRecord
 from .sqlite import RunStore
 
 log = logging.getLogger(__name__)
