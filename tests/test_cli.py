@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from branchwise.cli import build_parser, cli_approver, run_options
+from branchwise.cli import cli_approver, main, parse_args, run_options
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
+from branchwise.search.agent import SearchConfig, make_strategy
 
 
 def without_model_env() -> dict[str, str]:
@@ -126,12 +127,27 @@ def test_confirm_ask_reads_answers_from_a_pipe_and_deny_refuses_at_a_terminal() 
 
 
 def test_run_parses_confirm_into_its_options(capsys: pytest.CaptureFixture[str]) -> None:
-    parser = build_parser()
     base = ["run", "a task", "--start-url", "http://127.0.0.1:1/"]
-    assert run_options(parser.parse_args(base)).confirm is None
+    assert run_options(parse_args(base)).confirm is None
     for mode in ("ask", "deny"):
-        assert run_options(parser.parse_args([*base, "--confirm", mode])).confirm == mode
+        assert run_options(parse_args([*base, "--confirm", mode])).confirm == mode
     with pytest.raises(SystemExit):
-        parser.parse_args([*base, "--confirm", "maybe"])
+        parse_args([*base, "--confirm", "maybe"])
     assert "invalid choice: 'maybe'" in capsys.readouterr().err
-    assert run_options(parser.parse_args(["serve"])).confirm is None, "serve has no terminal to ask on"
+    assert run_options(parse_args(["serve"])).confirm is None, "serve has no terminal to ask on"
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "best_first", "action_aware"])
+def test_max_steps_reaches_every_strategy(strategy: str, tmp_path: Path) -> None:
+    args = parse_args(["run", "t", "--start-url", "http://shop.example/", "--strategy", strategy,
+                       "--max-steps", "7", "--data-dir", str(tmp_path)], {})
+    config = SearchConfig(strategy=args.strategy, max_steps=run_options(args).max_steps)
+    built = make_strategy(config)
+    assert built.name == strategy and built.config.max_steps == 7  # type: ignore[attr-defined]
+
+
+def test_a_bad_setting_stops_the_command_with_where_to_fix_it(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.toml").write_text('confirm_timeout_s = "soon"\n')
+    assert main(["runs", "--data-dir", str(tmp_path)]) == 2
+    assert "confirm_timeout_s ($BRANCHWISE_CONFIRM_TIMEOUT or config.toml)" in capsys.readouterr().err

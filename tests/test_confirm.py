@@ -18,7 +18,7 @@ from websockets.asyncio.client import ClientConnection
 from branchwise.actions import Click
 from branchwise.agent.records import RunResult
 from branchwise.agent.reporting import Reporters, SidePanelReporter
-from branchwise.cli import build_parser, cli_approver, run_options
+from branchwise.cli import cli_approver, parse_args, run_options
 from branchwise.core.approval import ApprovalRequest, Decision, approval_request, live_element_ref
 from branchwise.core.classes import ActionClass, Classification
 from branchwise.core.requests import ExpectedRequest
@@ -232,18 +232,17 @@ def test_the_highlighted_element_is_the_one_in_the_page_the_tab_shows_now() -> N
 
 
 def test_confirm_panel_and_its_timeout_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    parser = build_parser()
     base = ["run", "a task", "--start-url", "http://127.0.0.1:1/"]
-    options = run_options(parser.parse_args([*base, "--confirm", "panel", "--confirm-timeout", "3"]))
+    options = run_options(parse_args([*base, "--confirm", "panel", "--confirm-timeout", "3"]))
     assert options.confirm == "panel" and options.confirm_config.timeout_seconds == 3
     monkeypatch.setenv("BRANCHWISE_CONFIRM_TIMEOUT", "45")
-    assert run_options(parser.parse_args(base)).confirm_config.timeout_seconds == 45
-    assert run_options(parser.parse_args(["serve"])).confirm_config.timeout_seconds == 45
-    assert run_options(parser.parse_args(["serve", "--confirm-timeout", "7.5"])).confirm_config.timeout_seconds == 7.5
+    assert run_options(parse_args(base)).confirm_config.timeout_seconds == 45
+    assert run_options(parse_args(["serve"])).confirm_config.timeout_seconds == 45
+    assert run_options(parse_args(["serve", "--confirm-timeout", "7.5"])).confirm_config.timeout_seconds == 7.5
     monkeypatch.delenv("BRANCHWISE_CONFIRM_TIMEOUT")
-    assert run_options(parser.parse_args(["serve"])).confirm_config.timeout_seconds == 120
+    assert run_options(parse_args(["serve"])).confirm_config.timeout_seconds == 120
     with pytest.raises(SystemExit):
-        parser.parse_args([*base, "--confirm-timeout", "0"])
+        parse_args([*base, "--confirm-timeout", "0"])
 
     async def main() -> None:
         async with running_backend(tmp_path) as backend:

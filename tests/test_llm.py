@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from pydantic import SecretStr
 from branchwise.core.usage import Usage
 from branchwise.llm import ChatMessage, Completion, LLMClient, LLMConfig, LLMError
 from branchwise.scripted_model import Script, ScriptedModelServer, ServerConfig
+from branchwise.settings import Settings
 
 MESSAGES = [ChatMessage(role="system", content="You act."), ChatMessage(role="user", content="OBJECTIVE: test")]
 
@@ -200,14 +202,14 @@ def test_concurrency_is_limited() -> None:
         assert asyncio.run(run(server, 4)) < 0.6
 
 
-def test_config_from_env() -> None:
+def test_config_from_settings(tmp_path: Path) -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_API_KEY": "sk-123", "BRANCHWISE_MODEL": "qwen"}
-    config = LLMConfig.from_env(env, temperature=0.0)
+    config = LLMConfig.from_settings(Settings.load(env, data_dir=tmp_path), temperature=0.0)
     assert (config.base_url, config.model) == (env["OPENAI_BASE_URL"], "qwen")
     assert config.api_key.get_secret_value() == "sk-123"
     assert (config.temperature, config.top_p, config.max_tokens, config.max_retries) == (0.0, 0.9, 384, 3)
     assert "sk-123" not in repr(config)
-    defaults = LLMConfig.from_env({})
+    defaults = LLMConfig.from_settings(Settings.load({}, data_dir=tmp_path))
     assert defaults.base_url == "https://api.openai.com/v1" and defaults.temperature == 1.0
 
 

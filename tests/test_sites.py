@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from branchwise.actions import Click, Goto, NewTab, TabFocus
 from branchwise.agent.env import BrowserEnv, EnvConfig, EnvView
 from branchwise.agent.reporting import Reporters, TerminalReporter
-from branchwise.cli import RunOptions, UsageError, build_parser, execute_run, refused_run, site_rules
+from branchwise.cli import RunOptions, UsageError, execute_run, parse_args, refused_run, site_rules
 from branchwise.config import ServerConfig
 from branchwise.link import ExtensionError, ExtensionHub
 from branchwise.llm import LLMClient, LLMConfig
@@ -110,9 +110,10 @@ def test_comments_blank_lines_and_duplicates() -> None:
     assert rules.block == (SitePattern("bank.example", True),)
 
 
-def test_environment_and_flags_are_joined() -> None:
-    env = {"BRANCHWISE_ALLOW_SITES": "shop.example, *.docs.example", "BRANCHWISE_BLOCK_SITES": "evil.example"}
-    rules = SiteRules.from_env(env, allow=["extra.example"], block=["*.bank.example"])
+def test_environment_and_flags_are_joined(tmp_path: Path) -> None:
+    env = {"BRANCHWISE_ALLOW_SITES": "shop.example, *.docs.example", "BRANCHWISE_BLOCK_SITES": "evil.example",
+           "XDG_DATA_HOME": str(tmp_path)}
+    rules = site_rules(parse_args(["serve", "--allow-site", "extra.example", "--block-site", "*.bank.example"], env))
     assert [str(p) for p in rules.allow] == ["shop.example", "*.docs.example", "extra.example"]
     assert [str(p) for p in rules.block] == ["evil.example", "*.bank.example"]
     assert "the backend's block list" in (rules.refusal("https://evil.example/") or "")
@@ -121,12 +122,12 @@ def test_environment_and_flags_are_joined() -> None:
 def test_cli_flags_are_repeatable_and_a_bad_one_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BRANCHWISE_ALLOW_SITES", raising=False)
     monkeypatch.setenv("BRANCHWISE_BLOCK_SITES", "env.example")
-    args = build_parser().parse_args(["run", "t", "--start-url", "http://shop.example/", "--allow-site", "shop.example",
+    args = parse_args(["run", "t", "--start-url", "http://shop.example/", "--allow-site", "shop.example",
                                       "--block-site", "*.bank.example", "--block-site", "ads.example"])
     rules = site_rules(args)
     assert [str(p) for p in rules.allow] == ["shop.example"]
     assert [str(p) for p in rules.block] == ["env.example", "*.bank.example", "ads.example"]
-    bad = build_parser().parse_args(["serve", "--block-site", "not a host"])
+    bad = parse_args(["serve", "--block-site", "not a host"])
     with pytest.raises(UsageError, match="bad site pattern"):
         site_rules(bad)
 

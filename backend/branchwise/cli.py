@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
@@ -19,7 +19,7 @@ from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
-from .config import DEFAULT_PORT, ServerConfig, default_data_dir
+from .config import DEFAULT_PORT, ServerConfig
 from .core.approval import Approver, DenyApprover, TerminalApprover
 from .core.status import BacktrackMode
 from .launcher import BrowserLaunchError, ChromiumConfig
@@ -27,15 +27,16 @@ from .link import ExtensionError, ExtensionHub, LinkTimeout
 from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
 from .protocol import StartRun, new_id
 from .runs import RunManager
-from .safety.confirm import CONFIRM_TIMEOUT_ENV, ConfirmConfig, SidePanelApprover
+from .safety.confirm import ConfirmConfig, SidePanelApprover
 from .safety.gate import NetworkGate
 from .safety.secrets import mask_card_numbers
-from .safety.sites import ALLOW_ENV, BLOCK_ENV, SitePatternError, SiteRules
+from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent, SearchConfig
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
+from .settings import CONFIG_FILE, ENV_VARS, Settings, SettingsError, default_data_dir
 from .store import RunNotFound, RunStore, default_store_path, format_audit, format_run, format_runs
 
 log = logging.getLogger("branchwise")
@@ -52,8 +53,8 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
-DATA_DIR_HELP = (f"where the pairing token and the run store (runs.sqlite3: runs, trees, audit log) live "
-                 f"(default {default_data_dir()})")
+DATA_DIR_HELP = (f"where the pairing token, the run store (runs.sqlite3: runs, trees, audit log) and the optional "
+                 f"settings file {CONFIG_FILE} live (default {default_data_dir()})")
 
 
 def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) -> None:
@@ -68,7 +69,7 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
 
 
 def server_config(args: argparse.Namespace, port: int) -> ServerConfig:
-    return ServerConfig(port=port, data_dir=args.data_dir or default_data_dir())
+    return ServerConfig(port=port, data_dir=args.settings.data_dir)
 
 
 def load_script(path: Path | None) -> Script | None:
@@ -83,8 +84,9 @@ def load_script(path: Path | None) -> Script | None:
 def chromium_config(args: argparse.Namespace) -> ChromiumConfig | None:
     if not getattr(args, "launch", True):
         return None
-    headless = args.headless if args.headless is not None else not os.environ.get("DISPLAY")
-    return ChromiumConfig(headless=headless)
+    settings: Settings = args.settings
+    headless = args.headless if args.headless is not None else not settings.display
+    return ChromiumConfig(headless=headless, binary=settings.chromium)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -183,7 +185,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else (0 if args.launch else DEFAULT_PORT)
     config = server_config(args, port)
     options = run_options(args)  # a bad option stops here, before anything is launched
-    async with open_model(script=load_script(args.script)) as model:
+    async with open_model(args.settings, script=load_script(args.script)) as model:
         say(f"Model: {model.description}")
         async with open_session(config, chromium_config(args)) as session:
             if session.chromium is None:
@@ -202,10 +204,11 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
-    """--allow-site/--block-site joined with BRANCHWISE_ALLOW_SITES/BRANCHWISE_BLOCK_SITES."""
+    """--allow-site/--block-site joined with the settings' lists (BRANCHWISE_ALLOW_SITES/BRANCHWISE_BLOCK_SITES)."""
+    settings: Settings = args.settings
     try:
-        return SiteRules.from_env(allow=getattr(args, "allow_site", None) or (),
-                                  block=getattr(args, "block_site", None) or ())
+        return SiteRules.parse([*settings.allow_sites, *(getattr(args, "allow_site", None) or ())],
+                               [*settings.block_sites, *(getattr(args, "block_site", None) or ())])
     except SitePatternError as exc:
         raise UsageError(f"bad site pattern: {exc}") from exc
 
@@ -213,20 +216,16 @@ def site_rules(args: argparse.Namespace) -> SiteRules:
 def add_site_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-site", action="append", default=[], metavar="PATTERN",
                         help="work only on these sites (repeatable; shop.example = that host, *.shop.example = the "
-                             f"domain and every host under it; also ${ALLOW_ENV}, comma-separated)")
+                             f"domain and every host under it; also ${ENV_VARS['allow_sites']}, comma-separated)")
     parser.add_argument("--block-site", action="append", default=[], metavar="PATTERN",
                         help="never read or act on these sites (repeatable, same patterns; wins over --allow-site; "
-                             f"also ${BLOCK_ENV}, comma-separated)")
+                             f"also ${ENV_VARS['block_sites']}, comma-separated)")
 
 
 def confirm_config(args: argparse.Namespace) -> ConfirmConfig:
-    """`--confirm-timeout`, else BRANCHWISE_CONFIRM_TIMEOUT, else the default."""
-    if getattr(args, "confirm_timeout", None) is not None:
-        return ConfirmConfig(timeout_seconds=args.confirm_timeout)
-    try:
-        return ConfirmConfig.from_env()
-    except ValueError as exc:
-        raise UsageError(f"{CONFIRM_TIMEOUT_ENV} must be a positive number of seconds") from exc
+    """`--confirm-timeout`, else the settings' (BRANCHWISE_CONFIRM_TIMEOUT), else the default."""
+    seconds = getattr(args, "confirm_timeout", None) or args.settings.confirm_timeout_s
+    return ConfirmConfig(timeout_seconds=seconds) if seconds is not None else ConfirmConfig()
 
 
 def positive_seconds(text: str) -> float:
@@ -242,7 +241,7 @@ def positive_seconds(text: str) -> float:
 def add_confirm_timeout_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confirm-timeout", type=positive_seconds, default=None, metavar="SECONDS",
                         help="how long a confirmation card in the side panel waits for Approve or Deny before the "
-                             f"action is denied (default ${CONFIRM_TIMEOUT_ENV} or "
+                             f"action is denied (default ${ENV_VARS['confirm_timeout_s']} or "
                              f"{ConfirmConfig().timeout_seconds:g})")
 
 
@@ -262,7 +261,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         say(f"Pairing token: {session.token}   (kept in {config.data_dir / 'token'})")
         say(f"Pairing link (open it in Chrome with the extension installed): {session.pairing_url}")
         try:
-            model = await stack.enter_async_context(open_model(script=load_script(args.script)))
+            model = await stack.enter_async_context(open_model(args.settings, script=load_script(args.script)))
         except ModelNotConfigured as exc:
             say(f"Warning: {exc} Runs from the side panel are refused until then.")
             reason = str(exc)
@@ -297,7 +296,7 @@ async def cmd_demo(args: argparse.Namespace) -> int:
         try:
             say(f"Sandbox shop running at {shop.base_url}")
             fallback = bundled_demo_script()
-            async with open_model(fallback_script=fallback) as model:
+            async with open_model(args.settings, fallback_script=fallback) as model:
                 if model.scripted:
                     say("No model configured (OPENAI_BASE_URL / BRANCHWISE_MODEL are unset): this demo runs with the "
                         "bundled SCRIPTED model. Its answers are canned; set those variables to use a real model.")
@@ -312,14 +311,14 @@ async def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    with open_store(args.data_dir or default_data_dir()) as store:
+    with open_store(args.settings.data_dir) as store:
         summaries = store.list_runs(limit=args.limit)
     say(format_runs(summaries) if summaries else "No runs recorded yet.")
     return EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with open_store(args.data_dir or default_data_dir()) as store:
+    with open_store(args.settings.data_dir) as store:
         try:
             stored = store.load_run(args.run)
         except RunNotFound as exc:
@@ -332,7 +331,7 @@ AUDIT_LIMIT_ACROSS_RUNS = 50
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    with open_store(args.data_dir or default_data_dir()) as store:
+    with open_store(args.settings.data_dir) as store:
         try:
             run_id = store.resolve_run(args.run) if args.run is not None else None
         except RunNotFound as exc:
@@ -436,8 +435,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
+    """The command line, with the settings in force (`args.settings`: flags over environment over the data directory's
+    config.toml). Raises SettingsError for a setting that cannot be used."""
     args = build_parser().parse_args(argv)
+    args.settings = Settings.load(environ, data_dir=getattr(args, "data_dir", None))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except SettingsError as exc:
+        sys.stderr.write(f"branchwise: {exc}\n")
+        return EXIT_USAGE
     logging.basicConfig(
         level=logging.INFO if args.verbose or args.command == "serve" else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from .protocol import PROTOCOL_VERSION
+from .settings import default_data_dir
 
 # The extension's id follows from the public `key` pinned in extension/manifest.json.
 EXTENSION_ID = "hbbmfjggpedpjmmnhcocjbfbdeeogeaa"
 DEFAULT_PORT = 8765
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "branchwise"
 
 
 class ServerConfig(BaseModel):

@@ -45,14 +45,14 @@ class BrowserLaunchError(RuntimeError):
 
 
 def find_chromium(config: ChromiumConfig) -> str:
-    wanted = config.binary or os.environ.get("BRANCHWISE_CHROMIUM")
+    wanted = config.binary
     for candidate in ([wanted] if wanted else CHROMIUM_CANDIDATES):
         path = candidate if os.path.isabs(candidate) else shutil.which(candidate)
         if path and os.access(path, os.X_OK):
             return path
     raise BrowserLaunchError(
         "Chromium was not found. Install it (Debian: `apt-get install chromium chromium-driver`, or `make setup`) "
-        "or point BRANCHWISE_CHROMIUM at the binary."
+        "or point BRANCHWISE_CHROMIUM (or `chromium` in the data directory's config.toml) at the binary."
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import re
 import socket
@@ -22,6 +21,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .core.usage import Usage
+from .settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -60,13 +60,12 @@ class LLMConfig(BaseModel):
     max_concurrency: int = Field(default=4, ge=1)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LLMConfig:
-        """Read OPENAI_BASE_URL, OPENAI_API_KEY and BRANCHWISE_MODEL; keyword overrides win."""
-        env = os.environ if environ is None else environ
+    def from_settings(cls, settings: Settings, **overrides: Any) -> LLMConfig:
+        """The endpoint, key and model the settings name; keyword overrides win."""
         values: dict[str, Any] = {
-            "base_url": env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-            "api_key": env.get("OPENAI_API_KEY", ""),
-            "model": env.get("BRANCHWISE_MODEL") or DEFAULT_MODEL,
+            "base_url": settings.base_url or DEFAULT_BASE_URL,
+            "api_key": settings.api_key,
+            "model": settings.model or DEFAULT_MODEL,
         }
         values.update(overrides)
         return cls.model_validate(values)

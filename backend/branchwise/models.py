@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -16,12 +15,10 @@ from .core.status import ROLES, Role
 from .llm import LLMClient, LLMConfig
 from .scripted_model import Script, ScriptedModelServer
 from .search.roles import ModelRoles, RoleModel
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
-MODEL_ENV_VARS = ("OPENAI_BASE_URL", "BRANCHWISE_MODEL")
-# A different model for judging states or actions, on the same endpoint.
-ROLE_MODEL_ENV_VARS: dict[Role, str] = {"value": "BRANCHWISE_VALUE_MODEL", "reward": "BRANCHWISE_REWARD_MODEL"}
 
 
 class ModelNotConfigured(RuntimeError):
@@ -42,10 +39,6 @@ class ModelSetup:
         self.roles = ModelRoles(*(RoleModel(clients[role], role) for role in ROLES))
 
 
-def model_configured(environ: Mapping[str, str]) -> bool:
-    return any(environ.get(name) for name in MODEL_ENV_VARS)
-
-
 def bundled_demo_script() -> Script:
     with resources.as_file(resources.files("branchwise.demo") / "demo_script.json") as path:
         return Script.load(path)
@@ -53,12 +46,11 @@ def bundled_demo_script() -> Script:
 
 @contextlib.asynccontextmanager
 async def open_model(
-    *, script: Script | None = None, fallback_script: Script | None = None, environ: Mapping[str, str] | None = None
+    settings: Settings, *, script: Script | None = None, fallback_script: Script | None = None
 ) -> AsyncIterator[ModelSetup]:
-    """The model for a run. An explicit script wins; then the environment; then `fallback_script` if given."""
-    env = os.environ if environ is None else environ
+    """The model for a run. An explicit script wins; then the configured endpoint; then `fallback_script` if given."""
     chosen = script
-    if chosen is None and not model_configured(env):
+    if chosen is None and not settings.model_configured:
         if fallback_script is None:
             raise ModelNotConfigured(
                 "No model is configured. Set OPENAI_BASE_URL (and OPENAI_API_KEY, BRANCHWISE_MODEL) to any "
@@ -67,14 +59,15 @@ async def open_model(
             )
         chosen = fallback_script
     if chosen is None:
-        config = LLMConfig.from_env(env)
+        config = LLMConfig.from_settings(settings)
+        # A different model for judging states or actions, on the same endpoint.
+        judges: dict[Role, str | None] = {"value": settings.value_model, "reward": settings.reward_model}
         async with contextlib.AsyncExitStack() as stack:
             client = await stack.enter_async_context(LLMClient(config))
             extra: dict[Role, LLMClient] = {}
-            for role, variable in ROLE_MODEL_ENV_VARS.items():
-                if env.get(variable) and env[variable] != config.model:
-                    role_config = config.model_copy(update={"model": env[variable]})
-                    extra[role] = await stack.enter_async_context(LLMClient(role_config))
+            for role, name in judges.items():
+                if name and name != config.model:
+                    extra[role] = await stack.enter_async_context(LLMClient(config.model_copy(update={"model": name})))
             described = "".join(f", {role} model {c.config.model}" for role, c in extra.items())
             yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described}", extra)
         return

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import secrets
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +22,6 @@ from ..protocol import ConfirmAnswer, ConfirmClosed, ConfirmOutcome, ConfirmRequ
 
 log = logging.getLogger(__name__)
 
-CONFIRM_TIMEOUT_ENV = "BRANCHWISE_CONFIRM_TIMEOUT"
 BY_USER = "user (side panel)"
 # Closed confirmations remembered to tell a second answer from a stray one in the log; older ones are forgotten.
 REMEMBERED_CLOSED = 256
@@ -33,10 +30,6 @@ REMEMBERED_CLOSED = 256
 class ConfirmConfig(BaseModel):
     timeout_seconds: float = Field(default=120.0, gt=0, description="Unanswered this long, a confirmation is denied")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ConfirmConfig:
-        value = (os.environ if environ is None else environ).get(CONFIRM_TIMEOUT_ENV)
-        return cls(timeout_seconds=float(value)) if value else cls()
 
 
 @dataclass

@@ -9,16 +9,12 @@ that holds even if the backend is wrong, and the backend's check keeps refused a
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 import idna
-
-ALLOW_ENV = "BRANCHWISE_ALLOW_SITES"
-BLOCK_ENV = "BRANCHWISE_BLOCK_SITES"
 
 # A hostname label: letters, digits, hyphens (punycode included); IPv4 addresses pass as four numeric labels.
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -111,15 +107,6 @@ class SiteRules:
     @classmethod
     def parse(cls, allow: Iterable[str] = (), block: Iterable[str] = (), source: str = "the backend's") -> SiteRules:
         return cls(parse_patterns(allow), parse_patterns(block), source)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, allow: Iterable[str] = (),
-                 block: Iterable[str] = ()) -> SiteRules:
-        """BRANCHWISE_ALLOW_SITES / BRANCHWISE_BLOCK_SITES (comma-separated) plus `allow` / `block` (the CLI's
-        --allow-site / --block-site): the lists are joined."""
-        env = os.environ if environ is None else environ
-        return cls.parse([*split_list(env.get(ALLOW_ENV, "")), *allow],
-                         [*split_list(env.get(BLOCK_ENV, "")), *block])
 
     @property
     def empty(self) -> bool:
