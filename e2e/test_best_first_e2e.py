@@ -3,27 +3,21 @@ a scripted model over HTTP. Answers are checked against the shop's database, the
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
-from branchwise.agent.env import BrowserEnv
-from branchwise.agent.reporting import TerminalReporter
 from branchwise.bench.scenarios import PLANTER_TASK, planter_script
-from branchwise.llm import LLMClient, LLMConfig
 from branchwise.sandbox import ShopServer
 from branchwise.sandbox.landmarks import HERB_PLANTER
 from branchwise.sandbox.queries import ShopQueries
 from branchwise.scripted_model import ScriptedModelServer
-from branchwise.search.agent import SearchAgent, SearchConfig
-from branchwise.search.roles import ModelRoles
 from branchwise.store import RunStore, default_store_path
 
 from harness import Stack
 from test_cli_e2e import base_env, branchwise
+from test_search_e2e import search_in_tab
 
 pytestmark = pytest.mark.e2e
 
@@ -63,28 +57,10 @@ def test_best_first_answers_a_question_whose_page_the_value_function_calls_a_suc
 def test_the_final_tab_shows_the_page_the_answer_was_read_from(stack: Stack, shop: ShopServer,
                                                                tmp_path: Path) -> None:
     """The answer proposed on the product page wins after search went on to the category: the browser goes back."""
-    browser = stack.session.browser
-    out = io.StringIO()
-
-    async def scenario() -> tuple[object, str, str]:
-        tab = await browser.open_tab(shop.base_url + "/")
-        env = BrowserEnv(browser, tab.tab_id)
-        with ScriptedModelServer(planter_script(detour=True)) as model:
-            config = LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted")
-            async with LLMClient(config) as client:
-                with RunStore(tmp_path / "runs.sqlite3") as store:
-                    agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="best_first"),
-                                        store=store)
-                    result = await agent.run(PLANTER_TASK, env, TerminalReporter(out))
-        after = await env.observe()
-        await browser.close_tab(env.tab_id)
-        return result, after.url, after.text
-
-    result, url, text = stack.call(scenario(), timeout=240)
-    assert result.status == "finished", out.getvalue()  # type: ignore[attr-defined]
-    assert result.answer == planter_price(shop)  # type: ignore[attr-defined]
-    with RunStore(tmp_path / "runs.sqlite3") as store:
-        stored = store.load_run(result.run_id)  # type: ignore[attr-defined]
+    with ScriptedModelServer(planter_script(detour=True)) as model:
+        run = search_in_tab(stack, shop.base_url + "/", model, PLANTER_TASK, "best_first", tmp_path / "runs.sqlite3")
+    result, stored, url, text = run.result, run.stored, run.url, run.text
+    assert result.answer == planter_price(shop)
     by_id = {n.node_id: n for n in stored.nodes}
     # Search ran the more often sampled move first: the category page, a dead end.
     assert any("/category/garden" in n.url for n in stored.nodes)

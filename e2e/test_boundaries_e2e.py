@@ -22,6 +22,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.agent.records import RunResult
+from branchwise.agent.reporting import Reporters
 from branchwise.config import EXTENSION_ID
 from branchwise.link import ExtensionError
 from branchwise.llm import LLMClient, LLMConfig
@@ -274,7 +275,7 @@ def test_a_run_whose_page_leaves_for_a_blocked_site_stops_with_the_reason(stack:
         config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
             agent = SearchAgent(ModelRoles.shared(client), stack.session.browser, SearchConfig(strategy="greedy"))
-            return await agent.run("Find the other page", BrowserEnv(stack.session.browser, tab.tab_id), Quiet())
+            return await agent.run("Find the other page", BrowserEnv(stack.session.browser, tab.tab_id), Reporters())
 
     with ScriptedModelServer(Script(rules=rules)) as server:
         result = stack.call(run(server))
@@ -284,13 +285,6 @@ def test_a_run_whose_page_leaves_for_a_blocked_site_stops_with_the_reason(stack:
                              "work there")
     assert [s.action.split(" ")[0] for s in result.steps] == ["click"]
 
-
-class Quiet:
-    async def started(self, run_id: str, task: str) -> None: ...
-    async def step(self, run_id: str, record: object) -> None: ...
-    async def finished(self, result: object) -> None: ...
-    async def progress(self, run_id: str, text: str) -> None: ...
-    async def tree(self, update: object) -> None: ...
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -437,7 +437,8 @@ def test_guard_outlives_a_restarted_worker(stack: Stack, server: RecordingServer
     driver.get(f"{server.base_url}/page?who=r2")
     assert not is_controlled(driver), "the bypass outlived the worker"
     assert send(driver, "POST").startswith("failed")
-    # The restarted worker knows `late` is guarded (from the session rules): the tab its page opens is guarded too.
+    # The restarted worker knows `late` is guarded (from the stored tab state, tabstate.js): the tab its page opens
+    # is guarded too.
     switch_to(driver, "/page?who=q")
     driver.find_element(By.ID, "blank-link").click()
     wait_for(lambda: any(t.url.endswith("who=q-child") for t in stack.call(browser.list_tabs())), what="the child tab")

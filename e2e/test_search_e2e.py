@@ -16,6 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from branchwise.agent.env import BrowserEnv
+from branchwise.agent.records import RunResult
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.bench.scenarios import (
     DEAL_TASK,
@@ -160,29 +161,51 @@ def deals_model() -> Iterator[ScriptedModelServer]:
         yield server
 
 
-def test_page_changing_on_reload_aborts_the_backtrack_and_leaves_the_working_tab_untouched(
-        stack: Stack, shop: ShopServer, deals_model: ScriptedModelServer, tmp_path: Path) -> None:
+@dataclass
+class InTab:
+    """A search run in a tab of the shared browser, and what that tab showed afterwards."""
+
+    result: RunResult
+    stored: StoredRun
+    url: str
+    text: str
+    # The tab the run ended in (a committed replay swaps tabs) and the tab it started in.
+    working_tab: int
+    first_tab: int
+    tabs: list[str]
+    shown: str
+
+
+def search_in_tab(stack: Stack, start_url: str, model: ScriptedModelServer, task: str, strategy: str,
+                  store_path: Path) -> InTab:
     browser = stack.session.browser
     out = io.StringIO()
 
-    async def scenario() -> tuple[object, str, str, int, int, list[str]]:
-        tab = await browser.open_tab(shop.base_url + DEALS_PATH)
+    async def scenario() -> tuple[RunResult, str, str, int, int, list[str]]:
+        tab = await browser.open_tab(start_url)
         env = BrowserEnv(browser, tab.tab_id)
-        config = LLMConfig(base_url=deals_model.base_url, api_key=SecretStr("test"), model="scripted")
+        config = LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted")
         async with LLMClient(config) as client:
-            with RunStore(tmp_path / "runs.sqlite3") as store:
-                agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="action_aware"),
-                                    store=store)
-                result = await agent.run(DEAL_TASK, env, TerminalReporter(out))
+            with RunStore(store_path) as store:
+                agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy=strategy), store=store)
+                result = await agent.run(task, env, TerminalReporter(out))
         after = await env.observe()
         urls = [t.url for t in await browser.list_tabs()]
         await browser.close_tab(env.tab_id)
         return result, after.url, after.text, env.tab_id, tab.tab_id, urls
 
     result, url, text, working_tab, first_tab, urls = stack.call(scenario(), timeout=240)
-    assert result.status == "finished", out.getvalue()  # type: ignore[attr-defined]
-    with RunStore(tmp_path / "runs.sqlite3") as store:
-        stored = store.load_run(result.run_id)  # type: ignore[attr-defined]
+    assert result.status == "finished", out.getvalue()
+    with RunStore(store_path) as store:
+        stored = store.load_run(result.run_id)
+    return InTab(result, stored, url, text, working_tab, first_tab, urls, out.getvalue())
+
+
+def test_page_changing_on_reload_aborts_the_backtrack_and_leaves_the_working_tab_untouched(
+        stack: Stack, shop: ShopServer, deals_model: ScriptedModelServer, tmp_path: Path) -> None:
+    run = search_in_tab(stack, shop.base_url + DEALS_PATH, deals_model, DEAL_TASK, "action_aware",
+                        tmp_path / "runs.sqlite3")
+    result, stored, url, text, urls = run.result, run.stored, run.url, run.text, run.tabs
 
     # The featured deal changed when the deals page was opened again in a throw-away tab, so the start page is no
     # checkpoint and no replay can rebuild it: the backtrack was refused before anything was replayed.
@@ -191,8 +214,8 @@ def test_page_changing_on_reload_aborts_the_backtrack_and_leaves_the_working_tab
     assert {n.node_id: n.checkpoint for n in stored.nodes}[0] is False
     # The working tab was never touched: same tab, same URL, and exactly the page the search last saw there.
     garden = next(n for n in stored.nodes if "/category/garden" in n.url)
-    assert working_tab == first_tab
+    assert run.working_tab == run.first_tab
     assert url == garden.url and text == garden.observation_text
     assert not any(DEALS_PATH in u for u in urls), "the throw-away tab was closed"
     # The run went on from where it was and answered from the Garden page.
-    assert re.fullmatch(PRICE, result.answer) and result.answer in garden.observation_text  # type: ignore[attr-defined]
+    assert re.fullmatch(PRICE, result.answer) and result.answer in garden.observation_text

@@ -11,7 +11,13 @@ RUNNER = """
 import(process.argv[1]).then((m) => {
   const steps = JSON.parse(process.argv[2]);
   const allowance = m.allowanceOf(steps.allow);
-  const taken = steps.requests.map(([method, url]) => m.takeEntry(allowance, method, url));
+  // Using an entry up is the tab state's `allowance_used` transition (tested in test_tabstate_js.py); marked here.
+  const taken = steps.requests.map(([method, url]) => {
+    const index = m.findEntry(allowance, method, url);
+    if (index < 0) return null;
+    allowance[index] = { ...allowance[index], used: true };
+    return { method: allowance[index].method, url: allowance[index].url };
+  });
   const same = steps.pairs.map(([a, b]) => m.sameAddress(a, b));
   const origin = steps.origins.map(([a, b]) => m.sameOrigin(a, b));
   process.stdout.write(JSON.stringify({ taken, same, origin }));

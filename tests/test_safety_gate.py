@@ -416,6 +416,7 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     """Greedy has no classifier: under the gate, every mutating request of its run is held and asked about."""
     from branchwise.actions import Action
     from branchwise.agent.env import EnvView, ExecResult
+    from branchwise.agent.reporting import Reporters
 
     from agents import greedy_agent
     from fake_models import FakeModel
@@ -446,14 +447,7 @@ def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path)
     agent = greedy_agent(model, gate=NetworkGate(browser), approver=approver)
     env = PostingEnv()
 
-    class Quiet:
-        async def started(self, run_id: str, task: str) -> None: ...
-        async def step(self, run_id: str, record: object) -> None: ...
-        async def finished(self, result: object) -> None: ...
-        async def progress(self, run_id: str, text: str) -> None: ...
-        async def tree(self, update: object) -> None: ...
-
-    result = asyncio.run(agent.run("subscribe", env, Quiet(), run_id="g"))  # type: ignore[arg-type]
+    result = asyncio.run(agent.run("subscribe", env, Reporters(), run_id="g"))  # type: ignore[arg-type]
     assert result.status == "finished"
     assert [r.action_text for r in approver.requests] == [f"the page tried to send POST to {SHOP}/subscribe"]
     assert browser.released == [("g1", False)]

@@ -260,19 +260,12 @@ def cot(action: str) -> str:
     return f"Let's think step-by-step. In summary, the next action I will perform is ```{action}```"
 
 
-class Silent:
-    async def started(self, run_id: str, task: str) -> None: ...
-    async def step(self, run_id: str, record: object) -> None: ...
-    async def finished(self, result: object) -> None: ...
-    async def progress(self, run_id: str, text: str) -> None: ...
-    async def tree(self, update: object) -> None: ...
-
 
 def greedy_run(server: ScriptedModelServer, env: BrowserEnv) -> object:
     async def main() -> object:
         config = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
-            return await greedy_agent(client).run("Check my balance", env, Silent(), run_id="r1")
+            return await greedy_agent(client).run("Check my balance", env, Reporters(), run_id="r1")
 
     return asyncio.run(main())
 

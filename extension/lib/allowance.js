@@ -34,12 +34,3 @@ export function findEntry(allowance, method, url) {
   const wanted = method.toUpperCase();
   return allowance.findIndex((e) => !e.used && e.method === wanted && sameAddress(e.url, url));
 }
-
-// Uses up (in place) the first unused entry the request matches; returns it as the wire names it ({method, url}), or
-// null. The gate uses findEntry and marks the entry used through the tab's state (tabstate.js).
-export function takeEntry(allowance, method, url) {
-  const index = findEntry(allowance, method, url);
-  if (index < 0) return null;
-  allowance[index].used = true;
-  return { method: allowance[index].method, url: allowance[index].url };
-}

@@ -2,9 +2,11 @@
 
 Each expansion asks several prompt variations for one validated action each, merges equivalent actions, classifies
 them (safe, destructive, terminating) and scores them with the checklist reward model *before* anything runs. The
-selection policy (Alg. 5) picks the next frontier item; if it belongs to another node, the backtracker moves the browser
-there first, and a failed backtrack just drops that item. A destructive action needs the user's approval; once it ran,
-its result becomes the new root and the frontier is cleared.
+selection policy (Alg. 5) picks the next frontier item and `step.advance` runs it: a destructive action is asked about
+first, then the browser is moved to the item's node if needed (a failed replay drops every item waiting there), and
+once a destructive action ran, its result becomes the new root and the frontier is cleared. Stops with different
+answers stay apart until scored, the best-rewarded is kept, and one too few generators agree on waits in the frontier
+until nothing better is left (WebOperator's deferral); the answer is given from the page it was proposed on.
 """
 
 from __future__ import annotations

@@ -128,6 +128,22 @@ def no_checkpoint(target_id: int) -> str:
             "would lose what was done on the page)")
 
 
+class _Meter:
+    """What one backtrack cost: wall time, and the browser work of the checkpoint probes made during it (each opens a
+    tab and reads it)."""
+
+    def __init__(self, probe: CheckpointProbe) -> None:
+        self.probe = probe
+        self.started = time.perf_counter()
+        self.probes_before = probe.probes
+
+    def result(self, mode: BacktrackMode, committed: bool, reason: str, replayed: int, env_actions: int,
+               action: Action | None, working_tab_changed: bool = False) -> BacktrackResult:
+        probing = 2 * (self.probe.probes - self.probes_before)
+        return BacktrackResult(committed, mode, reason, replayed, env_actions + probing,
+                               (time.perf_counter() - self.started) * 1000, action, working_tab_changed)
+
+
 class SpeculativeBacktracker:
     mode: BacktrackMode = "speculative"
 
@@ -136,16 +152,13 @@ class SpeculativeBacktracker:
         self.probe = probe
 
     async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
-        started = time.perf_counter()
-        probes_before = self.probe.probes
+        meter = _Meter(self.probe)
         opened: list[int] = []
         replayed = 0
 
         def result(committed: bool, reason: str = "", action: Action | None = None) -> BacktrackResult:
-            # Browser work: tabs opened for the replay, actions replayed, and a tab opened and read per probe.
-            env_actions = len(opened) + replayed + 2 * (self.probe.probes - probes_before)
-            return BacktrackResult(committed, "speculative", reason, replayed, env_actions,
-                                   (time.perf_counter() - started) * 1000, action)
+            # Browser work: tabs opened for the replay and actions replayed (and the probes, counted by the meter).
+            return meter.result(self.mode, committed, reason, replayed, len(opened) + replayed, action)
 
         try:
             plan = await plan_replay(tree, target_id, self.probe)
@@ -211,18 +224,14 @@ class NaiveBacktracker:
         self.probe = probe
 
     async def move(self, env: BrowserEnv, tree: SearchTree, target_id: int, pending: Action | None) -> BacktrackResult:
-        started = time.perf_counter()
-        probes_before = self.probe.probes
+        meter = _Meter(self.probe)
         chain = tree.path(target_id)
         env_actions, replayed = 0, 0
 
         def result(committed: bool, reason: str = "", action: Action | None = None,
                    touched: bool = True) -> BacktrackResult:
-            # As for speculative replay: a probe opens a tab and reads it.
-            browser_work = env_actions + 2 * (self.probe.probes - probes_before)
-            return BacktrackResult(committed, "naive", reason, replayed, browser_work,
-                                   (time.perf_counter() - started) * 1000, action,
-                                   working_tab_changed=touched and not committed)
+            return meter.result(self.mode, committed, reason, replayed, env_actions, action,
+                                working_tab_changed=touched and not committed)
 
         try:
             # Koh et al. reset to the start; here the start must rebuild from its URL, like any replay's.

@@ -76,7 +76,8 @@ class _Run:
         self.config = config
         self.ctx = ctx
         self.tree = ctx.state.tree
-        # The proposals of each expanded node that have not run yet (destructive ones wait here for `needed`).
+        # The proposals of each expanded node that have not run yet (destructive ones wait here until
+        # `_needed_destructive` runs one).
         self.proposals: dict[int, list[FrontierItem]] = {}
         self.seq = 0
         self.steps = 0
@@ -130,12 +131,15 @@ class _Run:
                 scored += 1
                 if _value(stop) >= config.threshold:
                     return stop
+                if _value(stop) > _value(best):
+                    best = stop  # the best trajectory found may end in an answer judged below the threshold
                 continue
             if item.action_class is ActionClass.DESTRUCTIVE:
                 continue  # kept in `proposals`: run only if the best state needs it
             self._ran(item)
             step = await advance(self.ctx, parent, item)
-            self.steps += step.node is not None
+            if step.node is not None:
+                self.steps += 1
             if step.changed_site:
                 assert step.node is not None
                 root = best = step.node
@@ -223,7 +227,9 @@ class _Run:
             if step.node is None:
                 continue
             self.steps += 1
-            return step.node if step.changed_site else None
+            if step.changed_site:
+                return step.node
+            # It ran and failed without sending anything: the next one, if any.
         return None
 
     async def _score(self, node: Node) -> None:

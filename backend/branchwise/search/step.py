@@ -12,7 +12,6 @@ node is expanded once, and an action that leaves the page as it was leads to a r
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from ..actions import Action, Stop
@@ -23,7 +22,6 @@ from .context import LostTrack, SearchContext, ask_approval, live_action, node_f
 from .frontier import FrontierItem
 from .tree import Node
 
-log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Advanced:
