@@ -15,7 +15,14 @@ import pytest
 from branchwise.actions import Click, GoBack, Hover, Press, Scroll, SelectOption, TabFocus, Type
 from branchwise.observation import PageView, process
 from branchwise.protocol import AXNode, AXProperty, AXValue, Observation
-from branchwise.search.snapshot import SnapshotMatch, compare_snapshot, outline, retarget, same_page
+from branchwise.search.snapshot import (
+    SnapshotMatch,
+    compare_snapshot,
+    outline,
+    retarget,
+    same_page,
+    state_key,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
 
@@ -324,3 +331,13 @@ def test_page_level_url(form: PageView) -> None:
     match = compare_snapshot(form, None, moved(form.url + "?step=2"))[0]
     assert not match.ok
     assert match.reason.startswith("the URL changed:")
+
+
+def test_the_state_key_ignores_ids_focus_and_the_fragment_but_not_content() -> None:
+    text = ("Tab 0 (current): Shop\nURL: https://shop.example/#top\n\n[5] RootWebArea 'Shop'\n"
+            "\t[7] searchbox 'Search' focused: True")
+    again = "Tab 0 (current): Shop\nURL: https://shop.example/\n\n[91] RootWebArea 'Shop'\n\t[93] searchbox 'Search'"
+    typed = again.replace("'Search'", "'Search' value: 'tent'")
+    assert state_key("https://shop.example/#top", text) == state_key("https://shop.example/", again)
+    assert state_key("https://shop.example/", typed) != state_key("https://shop.example/", again)
+    assert state_key("https://shop.example/cart", again) != state_key("https://shop.example/", again)

@@ -87,7 +87,7 @@ class SearchStrategy(Protocol):
 def node_from_view(view: EnvView, **fields: object) -> Node:
     node = Node(id=-1, parent_id=None, depth=0, url=view.url, title=view.title, text=view.text, page=view.page,
                 tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view),
-                state=state_key(view.url, view.page, view.text))
+                state=state_key(view.url, view.text))
     for name, value in fields.items():
         setattr(node, name, value)
     return node

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -91,11 +92,15 @@ def outline(page: PageView) -> tuple[OutlineLine, ...]:
     return tuple(lines)
 
 
-def state_key(url: str, page: PageView | None, text: str) -> str:
-    """A digest of the state a node shows, equal for the same page reached twice (A -> C -> A): the URL without
-    fragment and the outline, or the observation text where there is no page (a dialog)."""
-    shown = repr(outline(page)) if page is not None else text
-    return hashlib.sha1(f"{without_fragment(url)}\n{shown}".encode()).hexdigest()
+# What differs between two observations of the same state: element ids (new on every load), focus, and the header's
+# URL line (the URL is compared without its fragment).
+_VOLATILE_TEXT = re.compile(r"\[\d+\] | focused: True\b|^URL: .*$", re.M)
+
+
+def state_key(url: str, text: str) -> str:
+    """A digest of the state a node shows, equal for the same page reached twice (A -> C -> A). Read off the
+    observation text rather than `outline`: 15 ms instead of 75 ms on a 5,500-element page (tests/fixtures/axtree)."""
+    return hashlib.sha1(f"{without_fragment(url)}\n{_VOLATILE_TEXT.sub('', text)}".encode()).hexdigest()
 
 
 def same_page(a: PageView, b: PageView) -> bool:
