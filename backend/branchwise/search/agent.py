@@ -1,4 +1,5 @@
-"""A search strategy run as an agent: same entry point as the greedy agent, plus the run store and per-role usage."""
+"""The run lifecycle: any registered strategy run as an agent (the CLI's and the side panel's entry point), with the
+run store, the network gate, usage per model role, and an end with a reason whatever happens."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from .tree import SearchTree
 from .urlcheck import UrlProbe
 
 log = logging.getLogger(__name__)
+
 
 class SearchConfig(BaseModel):
     """How a run plans: the strategy (a name in `strategies.STRATEGIES`), its own settings and the backtracking mode."""
