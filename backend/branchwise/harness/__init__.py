@@ -1,0 +1,1 @@
+"""The evaluation harness: WebArena-format task configs, WebArena's evaluators, and (to come) `branchwise eval`."""
