@@ -3,6 +3,7 @@
 import { act } from "./lib/act.js";
 import { answerConfirm, closeConfirm, dropConfirmsBefore, showConfirm } from "./lib/confirm.js";
 import { inspect } from "./lib/inspect.js";
+import { readPage } from "./lib/readpage.js";
 import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
@@ -62,6 +63,9 @@ async function handleCommand(message) {
     case "inspect":
       await requireWorkable(message.tab_id);
       return inspect(message.tab_id, message.elements);
+    case "read_page":
+      await requireWorkable(message.tab_id);
+      return readPage(message.tab_id, message.expression, message.prep);
     case "run_update":
       await applyRunUpdate(message);
       return null;

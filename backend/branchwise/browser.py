@@ -32,6 +32,8 @@ from .protocol import (
     Observation,
     Observe,
     OpenTab,
+    PageValue,
+    ReadPage,
     ReleaseRequest,
     TabInfo,
     TabOpened,
@@ -137,6 +139,12 @@ class Browser:
         if len(reply.facts) != len(refs):
             raise ExtensionError("invalid_message", f"inspect asked about {len(refs)} elements, got {len(reply.facts)}")
         return reply.facts
+
+    async def read_page(self, tab_id: int, expression: str = "", prep: Sequence[str] = ()) -> PageValue:
+        """The value of `expression` on a guarded tab's page, as text (its HTML for ""); `prep` runs first."""
+        # Reading has no side effect in a guarded tab, so a read cut short by a reconnect is asked again.
+        return await self._request(ReadPage(tab_id=tab_id, expression=expression, prep=list(prep)), PageValue,
+                                   self.config.inspect_timeout_seconds, retry=True)
 
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
         """Subscribe to network requests, tab events and dialogs; returns the unsubscribe function."""

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -230,6 +230,8 @@ class Error(Envelope):
         "tab_not_handed_over",
         # The tab's page (or an address to open) is on a site the user's allow/block lists keep Branchwise out of.
         "site_not_allowed",
+        # read_page on a tab that is not guarded: evaluation reads only where mutating requests are blocked.
+        "not_guarded",
         "tab_closed",
         "cdp_error",
         "timeout",
@@ -402,6 +404,24 @@ class Inspect(Envelope):
 class ElementFactsReply(Envelope):
     type: Literal["element_facts"] = "element_facts"
     facts: list[ElementFacts] = Field(description="One entry per requested element, in request order")
+
+
+class ReadPage(Envelope):
+    """The value of a JavaScript expression on a guarded tab's page, as text (the evaluation harness's program_html
+    locators: `document.querySelector(...).outerText`); `prep` expressions run first, their errors ignored. An empty
+    expression reads the page's HTML. Refused on a tab that is not guarded: evaluation reads, it never acts."""
+
+    type: Literal["read_page"] = "read_page"
+    tab_id: int
+    expression: str = Field(default="", max_length=8000)
+    prep: list[str] = Field(default=[], max_length=20)
+
+
+class PageValue(Envelope):
+    type: Literal["page_value"] = "page_value"
+    ok: bool = Field(description="False when the expression threw; `error` says what")
+    value: str = ""
+    error: str = ""
 
 
 class ActResult(Envelope):
@@ -596,18 +616,18 @@ class ConfirmClosed(Envelope):
 
 ToExtension: TypeAlias = (
     HelloOk | Ping | Pong | Error | ListTabs | OpenTab | CloseTab | GuardTab | ActivateTab | Observe | Act | Inspect
-    | RunUpdate | TreeUpdate | RunStarted | Done | GateTab | ReleaseRequest | ConfirmRequest | ConfirmClosed
+    | ReadPage | RunUpdate | TreeUpdate | RunStarted | Done | GateTab | ReleaseRequest | ConfirmRequest | ConfirmClosed
 )
 FromExtension: TypeAlias = (
-    Hello | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply | NetworkRequest
-    | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent | ConfirmAnswer
+    Hello | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply | PageValue
+    | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent | ConfirmAnswer
 )
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
     Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
     Observe, Observation, Act, ActResult, Inspect, ElementFactsReply, RunUpdate, TreeUpdate, NetworkRequest, TabEvent,
     DialogEvent, StartRun, RunStarted, StopRun, GateTab, ReleaseRequest, RequestHeld, RequestSent, ConfirmRequest,
-    ConfirmAnswer, ConfirmClosed,
+    ConfirmAnswer, ConfirmClosed, ReadPage, PageValue,
 )
 
 incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(
