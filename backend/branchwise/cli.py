@@ -368,6 +368,36 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+async def cmd_eval(args: argparse.Namespace) -> int:
+    from .harness.run import EvalOptions, done_tasks, run_eval
+    from .harness.sandboxes import NoSandbox
+    from .harness.tasks import TaskConfigError, load_tasks
+
+    try:
+        tasks = load_tasks(args.tasks)
+    except TaskConfigError as exc:
+        raise UsageError(f"the task configs are not valid:\n{exc}") from exc
+    if not tasks:
+        raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
+    settings: Settings = args.settings
+    options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
+                          approve=args.approve == "all", chromium=settings.chromium,
+                          headless=args.headless if args.headless is not None else not settings.display)
+    async with open_model(settings, script=load_script(args.script)) as model:
+        say(f"Model: {model.description}")
+        say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
+            f"{'all approved' if options.approve else 'all denied'} (--approve {args.approve})")
+        try:
+            await run_eval(tasks, model, options, args.out, say)
+        except NoSandbox as exc:
+            raise UsageError(str(exc)) from exc
+    results = args.out / "results.jsonl"
+    finished = done_tasks(results, args.strategy)
+    say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
+        "task(s) evaluated")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="branchwise", description="A browser agent that works in your own Chrome.")
     parser.add_argument("--version", action="version", version=f"branchwise {__version__}")
@@ -428,6 +458,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-steps", type=int, default=15)
     demo.add_argument("--json", type=Path, default=None)
     demo.set_defaults(handler=cmd_demo)
+
+    evaluate = sub.add_parser("eval", help="run WebArena-format tasks on fresh sandbox sites and score them")
+    evaluate.add_argument("tasks", nargs="+", type=Path, help="task config files (JSON object or list) or folders")
+    evaluate.add_argument("--out", type=Path, required=True,
+                          help="where results.jsonl (one line per task, appended as it finishes; re-running resumes) "
+                               "and the runs (runs.sqlite3, for `branchwise show --data-dir`) go")
+    evaluate.add_argument("--approve", choices=("all", "none"), default="none",
+                          help="how every question about a destructive action is answered (recorded in the results)")
+    evaluate.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
+    add_strategy_args(evaluate)
+    add_model_args(evaluate)
+    evaluate.set_defaults(handler=cmd_eval)
 
     schema = sub.add_parser("schema", help="write the protocol's JSON Schema and examples")
     schema.add_argument("--write", type=Path, required=True)

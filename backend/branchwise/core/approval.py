@@ -115,6 +115,20 @@ class DenyApprover:
         return Decision(False, "policy", self.why)
 
 
+class PolicyApprover:
+    """Answers every question the same way, by a stated policy (`branchwise eval --approve all|none`), and keeps what
+    it was asked, so an evaluation can report how many approvals its tasks needed."""
+
+    def __init__(self, approve: bool, why: str) -> None:
+        self.approve = approve
+        self.why = why
+        self.asked: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.append(request)
+        return Decision(self.approve, "policy", self.why)
+
+
 class TerminalApprover:
     """Asks on the terminal; anything but an explicit yes is a no."""
 

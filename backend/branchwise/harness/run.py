@@ -1,0 +1,165 @@
+"""`branchwise eval`: each task on freshly seeded sandbox sites, in its own Chromium with the extension and its own
+backend, through the real pipeline; evaluated as WebArena evaluates it, and appended to a JSONL file as it finishes.
+
+Running the same command again resumes: tasks already in the results file for the same strategy are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..agent.env import BrowserEnv
+from ..agent.records import RunResult
+from ..agent.reporting import Reporters
+from ..config import ServerConfig
+from ..core.approval import PolicyApprover
+from ..core.status import BacktrackMode, ResultStatus
+from ..core.usage import Usage
+from ..launcher import ChromiumConfig
+from ..models import ModelSetup
+from ..search.agent import SearchAgent, SearchConfig
+from ..session import open_session
+from ..store import RunStore, default_store_path
+from .evaluators import EvalTools, EvaluationError, RunOutcome, evaluate
+from .reader import BrowserPageReader
+from .sandboxes import fresh_sites
+from .sites import SiteUrls
+from .tasks import EvalType, TaskConfig
+
+log = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.jsonl"
+
+
+class EvalOptions(BaseModel):
+    strategy: str = "greedy"
+    backtrack: BacktrackMode = "speculative"
+    max_steps: int = Field(default=30, ge=1)
+    # What every question about a destructive action is answered: recorded with each result.
+    approve: bool = False
+    headless: bool = True
+    chromium: str | None = None
+
+
+class TaskResult(BaseModel):
+    task_id: int
+    intent: str
+    sites: list[str]
+    eval_types: list[EvalType]
+    unachievable: bool
+    strategy: str
+    model: str
+    scripted_model: bool
+    approvals: str = Field(description="The approval policy: all (every question approved) or none")
+    status: ResultStatus
+    answer: str
+    final_url: str
+    score: float
+    parts: dict[str, float]
+    reason: str = ""
+    # Why the task could not be evaluated, if it could not (the score is then 0).
+    eval_error: str = ""
+    run_id: str
+    steps: int
+    backtracks: int
+    approvals_asked: int
+    usage: dict[str, Usage]
+    wall_s: float
+
+
+def done_tasks(path: Path, strategy: str) -> set[int]:
+    """Tasks already in the results file for `strategy`; a torn last line (a crash mid-write) is ignored."""
+    if not path.exists():
+        return set()
+    done: set[int] = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            result = TaskResult.model_validate_json(line)
+        except ValueError:
+            log.warning("%s line %d is not a result (cut short?); its task will run again", path, number)
+            continue
+        if result.strategy == strategy:
+            done.add(result.task_id)
+    return done
+
+
+async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, out: Path) -> TaskResult:
+    started = time.perf_counter()
+    approver = PolicyApprover(options.approve, f"branchwise eval --approve {'all' if options.approve else 'none'}")
+    with tempfile.TemporaryDirectory(prefix=f"branchwise-eval-{task.task_id}-") as tmp:
+        work = Path(tmp)
+        async with fresh_sites(task.sites, work) as running:
+            sites = SiteUrls({site.placeholder: site.base_url for site in running})
+            config = ServerConfig(port=0, data_dir=work / "backend")
+            async with open_session(config, ChromiumConfig(headless=options.headless,
+                                                           binary=options.chromium)) as session:
+                tab = await session.browser.open_tab(sites.resolve(task.start_url))
+                env = BrowserEnv(session.browser, tab.tab_id)
+                with RunStore(default_store_path(out)) as store:
+                    agent = SearchAgent(model.roles, session.browser,
+                                        SearchConfig(strategy=options.strategy, backtrack=options.backtrack,
+                                                     max_steps=options.max_steps),
+                                        store=store, approver=approver, gate=session.gate)
+                    result = await agent.run(task.intent, env, Reporters())
+                    stored = store.load_run(result.run_id)
+                final_url = env.last.url if env.last is not None else ""
+                tools = EvalTools(sites, judge=model.client, reader=BrowserPageReader(session.browser, final_url),
+                                  databases={site.name: site.database for site in running})
+                score, parts, problem = 0.0, {}, ""
+                try:
+                    verdict = await evaluate(task, RunOutcome(result.answer if result.status == "finished" else None,
+                                                              final_url), tools)
+                    score, parts = verdict.score, dict(verdict.parts)
+                except EvaluationError as exc:
+                    problem = str(exc)
+    return _result(task, model, options, result, final_url, score, parts, problem, stored.backtracks,
+                   len(approver.asked), {u.role: Usage(**u.model_dump(include=set(Usage.model_fields)))
+                                         for u in stored.usage}, time.perf_counter() - started)
+
+
+def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: RunResult, final_url: str,
+            score: float, parts: dict[str, float], problem: str, backtracks: Sequence[object], asked: int,
+            usage: dict[str, Usage], wall_s: float) -> TaskResult:
+    return TaskResult(
+        task_id=task.task_id, intent=task.intent, sites=task.sites, eval_types=task.eval.eval_types,
+        unachievable=task.eval.unachievable, strategy=options.strategy, model=model.client.config.model,
+        scripted_model=model.scripted, approvals="all" if options.approve else "none", status=result.status,
+        answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
+        eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
+        approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2))
+
+
+async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: EvalOptions, out: Path,
+                   say: Callable[[str], None]) -> list[TaskResult]:
+    """Runs the tasks not yet in `out/results.jsonl` for this strategy, one after another, appending each result as
+    soon as it is known; returns the new results."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RESULTS_FILE
+    done = done_tasks(path, options.strategy)
+    if path.exists() and not path.read_bytes().endswith(b"\n") and path.stat().st_size:
+        # A line cut short by a crash: the next result must start on a line of its own.
+        with path.open("a", encoding="utf-8") as file:
+            file.write("\n")
+    todo = [t for t in tasks if t.task_id not in done]
+    if done:
+        say(f"Resuming: {len(tasks) - len(todo)} of {len(tasks)} task(s) already in {path}")
+    results: list[TaskResult] = []
+    started = time.perf_counter()
+    for index, task in enumerate(todo, start=1):
+        result = await run_task(task, model, options, out)
+        with path.open("a", encoding="utf-8") as file:
+            file.write(result.model_dump_json() + "\n")
+        results.append(result)
+        elapsed = time.perf_counter() - started
+        eta = elapsed / index * (len(todo) - index)
+        say(f"[{index}/{len(todo)}] task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}):"
+            f" score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
+            + (f" — {result.eval_error}" if result.eval_error else "")
+            + (f"; about {eta / 60:.1f} min left" if index < len(todo) else ""))
+    return results

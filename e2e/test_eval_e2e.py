@@ -1,0 +1,71 @@
+"""`branchwise eval` end to end on the dev tasks of the shop: each task on a freshly seeded shop, in its own Chromium
+with the extension and its own backend, answered by a scripted model over HTTP, scored by WebArena's evaluators and
+appended to results.jsonl; running the same command again resumes instead of repeating the tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from branchwise.bench.scenarios import PRICE
+from branchwise.sandbox.landmarks import HERB_PLANTER
+from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+
+from test_cli_e2e import base_env, branchwise
+
+pytestmark = pytest.mark.e2e
+
+DEV = Path(__file__).parents[1] / "tasks" / "dev" / "shopping.json"
+
+
+def act(action: str) -> str:
+    return f"Let's think step-by-step. I read the page. In summary, the next action I will perform is ```{action}```"
+
+
+def script() -> Script:
+    """Answers the three dev tasks: the planter's price (from its page), the Garden category (a URL), and a product
+    the shop does not sell (N/A)."""
+    planter = "OBJECTIVE: What is the price of the Rootstock"
+    garden = "OBJECTIVE: Show me the products of the Garden category"
+    return Script(rules=[
+        Rule(when_contains=["OBJECTIVE: What is the price of the Acme Pocket Teleporter?"], search_in="last_user",
+             reply=act("stop [N/A]")),
+        Rule(when_contains=[planter], search_in="last_user", when_regex=r"URL: \S*/product/\d+",
+             reply=act(f"stop [{{{{match: {PRICE}}}}}]")),
+        Rule(when_contains=[planter, f"link '{HERB_PLANTER}'"], search_in="last_user",
+             reply=act(f"click [{{{{id: link '{HERB_PLANTER}'}}}}]")),
+        Rule(when_contains=[planter], search_in="last_user",
+             reply=act("type [{{id: searchbox 'Search products'}}] [Rootstock herb planter] [1]")),
+        Rule(when_contains=[garden], search_in="last_user", when_regex=r"URL: \S*/category/garden",
+             reply=act("stop [Here are the Garden products]")),
+        Rule(when_contains=[garden], search_in="last_user", reply=act("click [{{id: link 'Garden'}}]")),
+    ])
+
+
+def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with ScriptedModelServer(script()) as model:
+        env = base_env(tmp_path) | {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "test",
+                                    "BRANCHWISE_MODEL": "scripted"}
+        command = ["eval", str(DEV), "--strategy", "greedy", "--out", str(out), "--headless"]
+        first = branchwise(*command, env=env, timeout=400)
+        assert first.returncode == 0, first.stdout + first.stderr
+        asked = len(model.requests())
+        again = branchwise(*command, env=env, timeout=120)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert len(model.requests()) == asked, "resuming re-ran a finished task"
+
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by_id = {r["task_id"]: r for r in results}
+    assert sorted(by_id) == [1001, 1002, 1003] and len(results) == 3
+    assert (by_id[1001]["answer"], by_id[1001]["score"]) == ("$34.50", 1.0)
+    assert by_id[1002]["final_url"].endswith("/category/garden") and by_id[1002]["parts"] == {"url_match": 1.0}
+    assert (by_id[1003]["answer"], by_id[1003]["score"], by_id[1003]["unachievable"]) == ("N/A", 1.0, True)
+    assert all(r["strategy"] == "greedy" and r["approvals"] == "none" and r["model"] == "scripted" for r in results)
+    assert all(r["usage"]["policy"]["calls"] == r["steps"] for r in results)
+    assert "[3/3] task 1003" in first.stdout and "Resuming: 3 of 3 task(s) already in" in again.stdout
+    # The runs are recorded where the results are: `branchwise show` reads them.
+    shown = branchwise("show", by_id[1001]["run_id"], "--data-dir", str(out), env=base_env(tmp_path))
+    assert shown.returncode == 0 and "Rootstock" in shown.stdout

@@ -1,0 +1,27 @@
+"""Resuming an evaluation: the results file decides which tasks are done, per strategy; a line cut short by a crash
+is not a result, so its task runs again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from branchwise.core.usage import Usage
+from branchwise.harness.run import TaskResult, done_tasks
+
+
+def result(task_id: int, strategy: str) -> TaskResult:
+    return TaskResult(task_id=task_id, intent="t", sites=["shopping"], eval_types=["string_match"],
+                      unachievable=False, strategy=strategy, model="m", scripted_model=False, approvals="none",
+                      status="finished", answer="a", final_url="http://x/", score=1.0, parts={"string_match": 1.0},
+                      run_id="r", steps=1, backtracks=0, approvals_asked=0, usage={"policy": Usage(calls=1)},
+                      wall_s=1.0)
+
+
+def test_done_tasks_are_per_strategy_and_a_torn_line_is_run_again(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    assert done_tasks(path, "greedy") == set()
+    lines = [result(1, "greedy"), result(2, "best_first"), result(3, "greedy")]
+    torn = result(4, "greedy").model_dump_json()[:40]
+    path.write_text("".join(r.model_dump_json() + "\n" for r in lines) + torn)
+    assert done_tasks(path, "greedy") == {1, 3}
+    assert done_tasks(path, "best_first") == {2}
