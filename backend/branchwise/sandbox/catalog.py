@@ -11,6 +11,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from .models import Category, Product, Review
+from .pagination import PageNumbers
 
 
 class SortOrder(str, Enum):
@@ -58,32 +59,15 @@ _PRODUCT_FROM = "FROM products p JOIN categories c ON c.id = p.category_id"
 
 
 @dataclass(frozen=True)
-class ProductPage:
+class ProductPage(PageNumbers):
     products: tuple[Product, ...]
     total: int
     page: int
     page_size: int
 
     @property
-    def page_count(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size))
-
-    @property
-    def first_index(self) -> int:
-        """1-based position of the first product shown ("Showing 13–24 of 30")."""
-        return 0 if self.total == 0 else (self.page - 1) * self.page_size + 1
-
-    @property
-    def last_index(self) -> int:
-        return (self.page - 1) * self.page_size + len(self.products)
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def has_next(self) -> bool:
-        return self.page < self.page_count
+    def shown(self) -> int:
+        return len(self.products)
 
 
 def search_terms(query: str) -> tuple[str, ...]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE categories (
@@ -140,5 +143,28 @@ def fingerprint(path: Path) -> str:
             digest.update(statement.encode())
             digest.update(b"\n")
         return digest.hexdigest()
+    finally:
+        conn.close()
+
+
+def read(path: Path, question: Callable[[sqlite3.Connection], T]) -> T:
+    """Answers `question` on a short connection of its own: safe while a server is running on the same file."""
+    conn = connect(path)
+    try:
+        return question(conn)
+    finally:
+        conn.close()
+
+
+def create_fresh(path: Path, schema: str, fill: Callable[[sqlite3.Connection], None]) -> None:
+    """Replaces any database at `path` (and its journal) with `schema`, filled by `fill` in one transaction."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (path, path.with_name(path.name + "-journal"), path.with_name(path.name + "-wal")):
+        stale.unlink(missing_ok=True)
+    conn = connect(path)
+    try:
+        conn.executescript(schema)
+        with transaction(conn):
+            fill(conn)
     finally:
         conn.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -49,9 +50,16 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
 
 
 class Renderer:
-    def __init__(self) -> None:
+    """The shop's templates by default; other sandbox sites pass their own folders (searched in order, so they
+    can import the shop's macros) and extra filters."""
+
+    def __init__(
+        self,
+        templates_dir: Path | Sequence[Path] = TEMPLATES_DIR,
+        extra_filters: Mapping[str, Callable[..., Any]] | None = None,
+    ) -> None:
         self._env = Environment(
-            loader=FileSystemLoader(TEMPLATES_DIR),
+            loader=FileSystemLoader(templates_dir),
             autoescape=select_autoescape(["html"]),
             undefined=StrictUndefined,
             trim_blocks=True,
@@ -65,7 +73,8 @@ class Renderer:
             shipping_label=shipping_label,
             plural=plural,
         )
+        self._env.filters.update(extra_filters or {})
 
-    def render(self, template: str, frame: PageFrame, status_code: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, template: str, frame: object, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = self._env.get_template(template).render(frame=frame, **context)
         return HTMLResponse(html, status_code=status_code)

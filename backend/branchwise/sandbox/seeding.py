@@ -14,17 +14,8 @@ log = logging.getLogger(__name__)
 
 def create_shop_database(path: Path, seed: int) -> SeedData:
     """Replaces any file at `path` with a newly seeded shop and returns what was written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in (path, path.with_name(path.name + "-journal"), path.with_name(path.name + "-wal")):
-        stale.unlink(missing_ok=True)
     data = generate(seed)
-    conn = database.connect(path)
-    try:
-        conn.executescript(database.SCHEMA)
-        with database.transaction(conn):
-            _write(conn, data)
-    finally:
-        conn.close()
+    database.create_fresh(path, database.SCHEMA, lambda conn: _write(conn, data))
     log.info("seeded shop database %s (seed %d, %d products)", path, seed, len(data.products))
     return data
 
