@@ -1,0 +1,77 @@
+"""The forum's FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..rendering import Renderer
+from . import routes_account, routes_browse, routes_write
+from .config import ForumConfig
+from .context import ForumContext
+from .seeding import create_forum_database
+
+log = logging.getLogger(__name__)
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def relative_time(value: datetime, now: datetime) -> str:
+    """ "3 hours ago", as forums show it; the exact time goes in a <time datetime> attribute beside it."""
+    seconds = max(0, int((now - value).total_seconds()))
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600),
+                       ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    return "just now"
+
+
+def create_app(config: ForumConfig, clock: Callable[[], datetime] = datetime.now) -> FastAPI:
+    """Builds the forum. With `config.reset` (the default) the database file is replaced by a freshly seeded one.
+
+    `clock` lets tests pin "now" (post and comment timestamps, "3 hours ago").
+    """
+    if config.reset or not config.db_path.exists():
+        create_forum_database(config.db_path, config.seed)
+    renderer = Renderer(TEMPLATES_DIR, {"ago": lambda value: relative_time(value, clock())})
+    ctx = ForumContext(config=config, renderer=renderer, clock=clock)
+
+    app = FastAPI(title=config.site_name, docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    for module in (routes_browse, routes_write, routes_account):
+        app.include_router(module.build_router(ctx))
+
+    @app.get("/healthz", response_class=PlainTextResponse)
+    def healthz() -> str:
+        return "ok"
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        if error.status_code != 404:
+            return PlainTextResponse(str(error.detail), status_code=error.status_code, headers=error.headers)
+        return _error_page(ctx, request, 404, "Page not found", "We could not find that page.")
+
+    @app.exception_handler(RequestValidationError)
+    def bad_request(request: Request, error: RequestValidationError) -> Response:
+        log.info("rejected %s %s: %s", request.method, request.url.path, error.errors())
+        return _error_page(ctx, request, 400, "Something is wrong with that link",
+                           "Check the address, or start again from the front page.")
+
+    return app
+
+
+def _error_page(ctx: ForumContext, request: Request, status_code: int, heading: str, message: str) -> Response:
+    """Errors raised before a route runs still get the forum's own page, with navigation, not bare JSON."""
+    with contextmanager(ctx.visit)(request) as visit:
+        return visit.error_page(status_code, heading, message)
