@@ -47,6 +47,10 @@ class TrackerQueries:
     def user(self, username: str) -> User | None:
         return self._read(lambda store, _: store.user_by_username(username))
 
+    def usernames(self) -> tuple[str, ...]:
+        """Every account, by id."""
+        return self._read(lambda _, c: tuple(row[0] for row in c.execute("SELECT username FROM users ORDER BY id")))
+
     # Projects
 
     def project(self, full_path: str) -> Project:
