@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
-import tempfile
-from pathlib import Path
 
 from ..server import wait_until_interrupted
-from .config import DEFAULT_SEED, TrackerConfig
+from ..standalone import database_path, site_arguments
+from .config import TrackerConfig
 from .demo_users import DEMO_ACCOUNTS
 from .server import TrackerServer
 
@@ -19,17 +17,10 @@ DB_FILENAME = "tracker.sqlite3"
 
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    parser = argparse.ArgumentParser(prog="python -m branchwise.sandbox.tracker",
-                                     description="Run the Branchwise sandbox project tracker (GitLab-like).")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8802, help="0 picks a free port (default: 8802)")
-    parser.add_argument("--data-dir", type=Path, help="where the database lives (default: a new temporary directory)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--keep", action="store_true", help="reuse an existing database instead of reseeding it")
-    args = parser.parse_args(argv)
-    data_dir: Path = args.data_dir or Path(tempfile.mkdtemp(prefix="branchwise-tracker-"))
-    config = TrackerConfig(db_path=data_dir / DB_FILENAME, seed=args.seed, host=args.host, port=args.port,
-                           reset=not args.keep)
+    args = site_arguments("python -m branchwise.sandbox.tracker",
+                          "Run the Branchwise sandbox project tracker (GitLab-like).", 8802).parse_args(argv)
+    config = TrackerConfig(db_path=database_path(args, DB_FILENAME, "branchwise-tracker-"), seed=args.seed,
+                           host=args.host, port=args.port, reset=not args.keep)
     with TrackerServer(config) as tracker:
         logins = ", ".join(f"{account.username} / {account.password}" for account in DEMO_ACCOUNTS)
         log.info("tracker ready: %s  (demo logins: %s)", tracker.base_url, logins)
