@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from datetime import datetime
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import database, routes_account, routes_cart, routes_catalog, routes_checkout, routes_deals
 from .accounts import SESSION_COOKIE
@@ -18,9 +15,8 @@ from .config import ShopConfig
 from .context import ShopContext
 from .rendering import STATIC_DIR, Renderer
 from .seeding import create_shop_database
+from .site import install_error_pages
 from .visit import Visit
-
-log = logging.getLogger(__name__)
 
 
 def create_app(config: ShopConfig, clock: Callable[[], datetime] = datetime.now) -> FastAPI:
@@ -41,17 +37,12 @@ def create_app(config: ShopConfig, clock: Callable[[], datetime] = datetime.now)
     def healthz() -> str:
         return "ok"
 
-    @app.exception_handler(StarletteHTTPException)
-    def http_error(request: Request, error: StarletteHTTPException) -> Response:
-        if error.status_code != 404:
-            return PlainTextResponse(str(error.detail), status_code=error.status_code, headers=error.headers)
-        return _error_page(ctx, request, 404, "Page not found", "We could not find that page.")
-
-    @app.exception_handler(RequestValidationError)
-    def bad_request(request: Request, error: RequestValidationError) -> Response:
-        log.info("rejected %s %s: %s", request.method, request.url.path, error.errors())
-        message = "Check the address, or start again from the home page."
-        return _error_page(ctx, request, 400, "Something is wrong with that link", message)
+    install_error_pages(
+        app,
+        lambda request, status_code, heading, message: _error_page(ctx, request, status_code, heading, message),
+        not_found="We could not find that page.",
+        bad_link="Check the address, or start again from the home page.",
+    )
 
     return app
 

@@ -15,11 +15,10 @@ from .catalog import Catalog
 from .models import Session, User
 from .orders import Orders
 from .rendering import PageFrame, Renderer
+from .site import SESSION_MAX_AGE as SESSION_MAX_AGE  # re-exported: it used to live here
+from .site import write_session_cookie
 
 R = TypeVar("R", bound=Response)
-
-# A month, like a typical shop's "remember my cart".
-SESSION_MAX_AGE = 30 * 24 * 3600
 
 
 class Visit:
@@ -101,10 +100,5 @@ class Visit:
         return self._finish(RedirectResponse(url, status_code=303))
 
     def _finish(self, response: R) -> R:
-        if self._new_token is not None:
-            response.set_cookie(
-                SESSION_COOKIE, self._new_token, max_age=SESSION_MAX_AGE, httponly=True, samesite="lax", path="/"
-            )
-        elif self._clear_cookie:
-            response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        write_session_cookie(response, SESSION_COOKIE, self._new_token, self._clear_cookie)
         return response

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..rendering import Renderer
+from ..site import install_error_pages
 from . import routes_account, routes_browse, routes_write
 from .config import ForumConfig
 from .context import ForumContext
 from .seeding import create_forum_database
-
-log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 STATIC_DIR = Path(__file__).parent / "static"
@@ -56,17 +52,12 @@ def create_app(config: ForumConfig, clock: Callable[[], datetime] = datetime.now
     def healthz() -> str:
         return "ok"
 
-    @app.exception_handler(StarletteHTTPException)
-    def http_error(request: Request, error: StarletteHTTPException) -> Response:
-        if error.status_code != 404:
-            return PlainTextResponse(str(error.detail), status_code=error.status_code, headers=error.headers)
-        return _error_page(ctx, request, 404, "Page not found", "We could not find that page.")
-
-    @app.exception_handler(RequestValidationError)
-    def bad_request(request: Request, error: RequestValidationError) -> Response:
-        log.info("rejected %s %s: %s", request.method, request.url.path, error.errors())
-        return _error_page(ctx, request, 400, "Something is wrong with that link",
-                           "Check the address, or start again from the front page.")
+    install_error_pages(
+        app,
+        lambda request, status_code, heading, message: _error_page(ctx, request, status_code, heading, message),
+        not_found="We could not find that page.",
+        bad_link="Check the address, or start again from the front page.",
+    )
 
     return app
 

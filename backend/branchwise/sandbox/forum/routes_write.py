@@ -3,6 +3,7 @@ and subscribing. Signed-out visitors are sent to the sign-in page; nobody may ch
 
 # No `from __future__ import annotations`: FastAPI must see the real annotations (see routes_browse).
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -165,25 +166,25 @@ def build_router(ctx: ForumContext) -> APIRouter:
     @router.post("/sv/{post_id:int}", response_model=None)
     def vote_post(visit: VisitDep, form: FormDep, post_id: int) -> Response:
         post = visit.board.post(post_id)
-        choice = _choice(form)
-        if post is None or choice is None:
-            return visit.not_found("That post does not exist, or it was deleted.")
-        back = safe_next(form.text("next"), post.path)
-        if visit.user is None:
-            return visit.to_login(back)
-        visit.board.vote_post(visit.user.id, post.id, choice)
-        return visit.redirect(back)
+        return cast_vote(visit, form, visit.board.vote_post, post.id if post else None, post.path if post else "")
 
     @router.post("/cv/{comment_id:int}", response_model=None)
     def vote_comment(visit: VisitDep, form: FormDep, comment_id: int) -> Response:
         comment = visit.board.comment(comment_id)
+        return cast_vote(visit, form, visit.board.vote_comment, comment.id if comment else None,
+                         comment.post_path if comment else "")
+
+    def cast_vote(
+        visit: Visit, form: FormData, vote: Callable[[int, int, int], None], target_id: int | None, home: str
+    ) -> Response:
+        """`vote(user_id, target_id, choice)` for an existing target, then back to the page the vote came from."""
         choice = _choice(form)
-        if comment is None or choice is None:
-            return visit.not_found("That comment does not exist, or it was deleted.")
-        back = safe_next(form.text("next"), comment.post_path)
+        if target_id is None or choice is None:
+            return visit.not_found("That post or comment does not exist, or it was deleted.")
+        back = safe_next(form.text("next"), home)
         if visit.user is None:
             return visit.to_login(back)
-        visit.board.vote_comment(visit.user.id, comment.id, choice)
+        vote(visit.user.id, target_id, choice)
         return visit.redirect(back)
 
     @router.post("/f/{name}/subscribe", response_model=None)

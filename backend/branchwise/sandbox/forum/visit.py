@@ -12,13 +12,12 @@ from urllib.parse import quote
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..rendering import Renderer
+from ..site import write_session_cookie
 from .accounts import SESSION_COOKIE, Accounts
 from .board import Board
 from .models import Session, User
 
 R = TypeVar("R", bound=Response)
-
-SESSION_MAX_AGE = 30 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -95,10 +94,5 @@ class Visit:
         return self.redirect(f"/login?next={quote(next_path, safe='/')}")
 
     def _finish(self, response: R) -> R:
-        if self._new_token is not None:
-            response.set_cookie(
-                SESSION_COOKIE, self._new_token, max_age=SESSION_MAX_AGE, httponly=True, samesite="lax", path="/"
-            )
-        elif self._clear_cookie:
-            response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        write_session_cookie(response, SESSION_COOKIE, self._new_token, self._clear_cookie)
         return response
