@@ -66,6 +66,20 @@ def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
     assert all(r["strategy"] == "greedy" and r["approvals"] == "none" and r["model"] == "scripted" for r in results)
     assert all(r["usage"]["policy"]["calls"] == r["steps"] for r in results)
     assert "[3/3] task 1003" in first.stdout and "Resuming: 3 of 3 task(s) already in" in again.stdout
+    # The report's figures are the results file's: SR 3/3 for greedy, costs the mean of the results.
+    made = branchwise("eval", "report", str(out), env=base_env(tmp_path))
+    assert made.returncode == 0, made.stdout + made.stderr
+    # The model was the scripted one: the report says its figures prove plumbing only.
+    assert "greedy: SR 100.0%" in made.stdout and "SCRIPTED/SIMULATED model" in made.stdout
+    report = json.loads((out / "report.json").read_text())
+    [greedy] = report["strategies"]
+    assert (greedy["sr"]["successes"], greedy["sr"]["tasks"]) == (3.0, 3)
+    assert (greedy["sr_ua"]["tasks"], greedy["sr_ac"]["tasks"]) == (1, 2)
+    mean_calls = sum(r["usage"]["policy"]["calls"] for r in results) / 3
+    assert greedy["costs"]["calls"]["policy"] == pytest.approx(mean_calls)
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") == 2 and "What is the price of the Acme Pocket Teleporter?" in page
+    assert "Scripted or simulated model" in page
     # The runs are recorded where the results are: `branchwise show` reads them.
     shown = branchwise("show", by_id[1001]["run_id"], "--data-dir", str(out), env=base_env(tmp_path))
     assert shown.returncode == 0 and "Rootstock" in shown.stdout

@@ -398,6 +398,23 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_eval_report(args: argparse.Namespace) -> int:
+    from .harness.report import write_report
+
+    missing = [str(f) for f in args.folders if not (f / "results.jsonl").exists() and not f.is_file()]
+    if missing:
+        raise UsageError(f"no results.jsonl in {', '.join(missing)}")
+    out = args.out or args.folders[0]
+    report = write_report(args.folders, out)
+    for item in report.strategies:
+        label = " (SCRIPTED/SIMULATED model: plumbing, not planning quality)" if item.scripted else ""
+        say(f"{item.strategy}: SR {item.sr.value:.1%} [{item.sr.low:.0%}-{item.sr.high:.0%}] over {item.sr.tasks} "
+            f"task(s), {sum(item.costs.calls.values()):.1f} calls and {item.costs.total_tokens:,.0f} tokens per "
+            f"task{label}")
+    say(f"Report: {out / 'report.html'} (and report.json)")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="branchwise", description="A browser agent that works in your own Chrome.")
     parser.add_argument("--version", action="version", version=f"branchwise {__version__}")
@@ -471,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_args(evaluate)
     evaluate.set_defaults(handler=cmd_eval)
 
+    report = sub.add_parser("eval-report", help="`branchwise eval report DIR...`: SR with intervals and costs per "
+                                                "strategy, as report.json and report.html")
+    report.add_argument("folders", nargs="+", type=Path, help="eval --out folders (their results.jsonl are merged)")
+    report.add_argument("--out", type=Path, default=None, help="where the report goes (default: the first folder)")
+    report.set_defaults(handler=cmd_eval_report)
+
     schema = sub.add_parser("schema", help="write the protocol's JSON Schema and examples")
     schema.add_argument("--write", type=Path, required=True)
     schema.set_defaults(handler=cmd_schema)
@@ -480,7 +503,10 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
     """The command line, with the settings in force (`args.settings`: flags over environment over the data directory's
     config.toml). Raises SettingsError for a setting that cannot be used."""
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:2] == ["eval", "report"]:
+        words = ["eval-report", *words[2:]]
+    args = build_parser().parse_args(words)
     args.settings = Settings.load(environ, data_dir=getattr(args, "data_dir", None))
     return args
 

@@ -1,0 +1,267 @@
+"""The evaluation report: success rates with 95 % intervals and what they cost, per strategy, from results.jsonl files.
+
+SR is the mean score over all tasks, SR_AC over the achievable ones, SR_UA over the unachievable ones (WebArena's
+definitions; a score is 0 or 1). Intervals are Wilson score intervals. Written as JSON and as one self-contained HTML
+page (inline SVG charts, no scripts, nothing fetched).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .run import RESULTS_FILE, TaskResult
+
+Z95 = 1.96
+ROLES = ("policy", "value", "reward")
+
+
+class Rate(BaseModel):
+    value: float
+    low: float
+    high: float
+    successes: float
+    tasks: int
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> Rate:
+    """The Wilson score interval of a success rate (sound for small n and for rates near 0 or 1)."""
+    if n == 0:
+        return Rate(value=0.0, low=0.0, high=0.0, successes=0.0, tasks=0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return Rate(value=p, low=max(0.0, centre - half), high=min(1.0, centre + half), successes=successes, tasks=n)
+
+
+def task_type(result: TaskResult) -> str:
+    """WebArena's three kinds: information seeking (an answer), navigation (a page), or a change to the site."""
+    if {"program_html", "db_check"} & set(result.eval_types):
+        return "state change"
+    if "string_match" in result.eval_types:
+        return "information"
+    return "navigation"
+
+
+class Costs(BaseModel):
+    """Means per task."""
+
+    calls: dict[str, float]
+    prompt_tokens: dict[str, float]
+    completion_tokens: dict[str, float]
+    total_tokens: float
+    wall_s: float
+    steps: float
+    backtracks: float
+    approvals_asked: float
+
+
+class StrategyReport(BaseModel):
+    strategy: str
+    models: list[str]
+    # True when any result came from a scripted or simulated model: its figures prove plumbing, not planning quality.
+    scripted: bool
+    approvals: list[str]
+    sr: Rate
+    sr_ac: Rate
+    sr_ua: Rate
+    by_site: dict[str, Rate]
+    by_type: dict[str, Rate]
+    costs: Costs
+
+
+class Report(BaseModel):
+    sources: list[str]
+    strategies: list[StrategyReport]
+    # task id -> strategy -> score.
+    scores: dict[int, dict[str, float]]
+    intents: dict[int, str]
+
+
+def load_results(folders: Iterable[Path]) -> list[TaskResult]:
+    """Every result in each folder's results.jsonl; when a (strategy, task) appears more than once, the last wins."""
+    latest: dict[tuple[str, int], TaskResult] = {}
+    for folder in folders:
+        path = folder / RESULTS_FILE if folder.is_dir() else folder
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    result = TaskResult.model_validate_json(line)
+                except ValueError:
+                    continue  # a line cut short by a crash
+                latest[(result.strategy, result.task_id)] = result
+    return list(latest.values())
+
+
+def _rate(results: Sequence[TaskResult]) -> Rate:
+    return wilson(sum(r.score for r in results), len(results))
+
+
+def _grouped(results: Sequence[TaskResult], key: Callable[[TaskResult], Iterable[str]]) -> dict[str, Rate]:
+    groups: dict[str, list[TaskResult]] = defaultdict(list)
+    for result in results:
+        for name in key(result):
+            groups[name].append(result)
+    return {name: _rate(group) for name, group in sorted(groups.items())}
+
+
+def _costs(results: Sequence[TaskResult]) -> Costs:
+    n = max(1, len(results))
+
+    def per_role(field: str) -> dict[str, float]:
+        return {role: sum(getattr(r.usage[role], field) for r in results if role in r.usage) / n for role in ROLES
+                if any(role in r.usage for r in results)}
+
+    prompt, completion = per_role("prompt_tokens"), per_role("completion_tokens")
+    return Costs(calls=per_role("calls"), prompt_tokens=prompt, completion_tokens=completion,
+                 total_tokens=sum(prompt.values()) + sum(completion.values()),
+                 wall_s=sum(r.wall_s for r in results) / n, steps=sum(r.steps for r in results) / n,
+                 backtracks=sum(r.backtracks for r in results) / n,
+                 approvals_asked=sum(r.approvals_asked for r in results) / n)
+
+
+def build_report(results: Sequence[TaskResult], sources: Sequence[str]) -> Report:
+    by_strategy: dict[str, list[TaskResult]] = defaultdict(list)
+    for result in results:
+        by_strategy[result.strategy].append(result)
+    strategies = [
+        StrategyReport(
+            strategy=name, models=sorted({r.model for r in group}),
+            scripted=any(r.scripted_model or r.model.startswith(("scripted", "simulated")) for r in group),
+            approvals=sorted({r.approvals for r in group}), sr=_rate(group),
+            sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
+            by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
+            costs=_costs(group))
+        for name, group in sorted(by_strategy.items())
+    ]
+    scores: dict[int, dict[str, float]] = defaultdict(dict)
+    for result in results:
+        scores[result.task_id][result.strategy] = result.score
+    return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
+                  intents={r.task_id: r.intent for r in results})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1d2330}
+h1{font-size:1.6rem}h2{margin-top:2.2rem;border-bottom:1px solid #d8dde6;padding-bottom:.3rem}
+table{border-collapse:collapse;margin:.6rem 0}
+th,td{padding:.3rem .7rem;border-bottom:1px solid #e4e8ef;text-align:right}
+th:first-child,td:first-child{text-align:left}.warn{background:#fff4d6;border:1px solid #e8c65c;padding:.6rem 1rem}
+.ok{color:#11703a}.no{color:#a4262c}svg text{font:12px system-ui,sans-serif;fill:#1d2330}
+"""
+_COLOURS = ("#3465a4", "#c4611a", "#4e9a06", "#75507b", "#c4a000", "#06989a")
+
+
+def _pct(rate: Rate) -> str:
+    return f"{rate.value:.1%} <small>[{rate.low:.0%}–{rate.high:.0%}]</small>" if rate.tasks else "–"
+
+
+def _sr_vs_cost(report: Report) -> str:
+    """SR with its interval against mean tokens per task, one point per strategy."""
+    width, height, pad = 640, 320, 56
+    most = max((s.costs.total_tokens for s in report.strategies), default=0.0) or 1.0
+    parts = [f'<svg role="img" aria-label="Success rate against tokens per task" width="{width}" height="{height}">',
+             f'<line x1="{pad}" y1="{height - pad}" x2="{width - 20}" y2="{height - pad}" stroke="#888"/>',
+             f'<line x1="{pad}" y1="20" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
+             f'<text x="{width / 2}" y="{height - 16}" text-anchor="middle">tokens per task (mean)</text>',
+             f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" text-anchor="middle">SR</text>']
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = height - pad - tick * (height - pad - 20)
+        parts.append(f'<text x="{pad - 6}" y="{y + 4}" text-anchor="end">{tick:.0%}</text>')
+    span = height - pad - 20
+
+    def y_of(value: float) -> float:
+        return height - pad - value * span
+
+    for i, item in enumerate(report.strategies):
+        x = pad + item.costs.total_tokens / most * (width - pad - 40)
+        colour = _COLOURS[i % len(_COLOURS)]
+        parts += [f'<line x1="{x}" y1="{y_of(item.sr.low)}" x2="{x}" y2="{y_of(item.sr.high)}" stroke="{colour}" '
+                  'stroke-width="2"/>',
+                  f'<circle cx="{x}" cy="{y_of(item.sr.value)}" r="6" fill="{colour}"/>',
+                  f'<text x="{x + 10}" y="{y_of(item.sr.value) - 8}">{html.escape(item.strategy)}</text>']
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _calls_by_role(report: Report) -> str:
+    """Mean model calls per task, split by role, one bar per strategy."""
+    width, row = 640, 34
+    most = max((sum(s.costs.calls.values()) for s in report.strategies), default=0.0) or 1.0
+    height = row * len(report.strategies) + 40
+    parts = [f'<svg role="img" aria-label="Model calls per task by role" width="{width}" height="{height}">']
+    for i, item in enumerate(report.strategies):
+        y, x = 10 + i * row, 130.0
+        parts.append(f'<text x="0" y="{y + 16}">{html.escape(item.strategy)}</text>')
+        for j, role in enumerate(ROLES):
+            calls = item.costs.calls.get(role, 0.0)
+            length = calls / most * (width - 200)
+            if length:
+                parts.append(f'<rect x="{x}" y="{y}" width="{length}" height="22" fill="{_COLOURS[j]}">'
+                             f"<title>{role}: {calls:.1f} calls</title></rect>")
+            x += length
+        parts.append(f'<text x="{x + 6}" y="{y + 16}">{sum(item.costs.calls.values()):.1f}</text>')
+    legend_y = height - 10
+    parts += [f'<rect x="{130 + k * 90}" y="{legend_y - 10}" width="10" height="10" fill="{_COLOURS[k]}"/>'
+              f'<text x="{144 + k * 90}" y="{legend_y}">{role}</text>' for k, role in enumerate(ROLES)]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(report: Report) -> str:
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{e(s.strategy)}</td><td>{_pct(s.sr)}</td><td>{_pct(s.sr_ac)}</td><td>{_pct(s.sr_ua)}</td>"
+        f"<td>{s.sr.tasks}</td><td>{sum(s.costs.calls.values()):.1f}</td><td>{s.costs.total_tokens:,.0f}</td>"
+        f"<td>{s.costs.wall_s:.1f}</td><td>{s.costs.steps:.1f}</td><td>{s.costs.backtracks:.1f}</td>"
+        f"<td>{s.costs.approvals_asked:.1f}</td><td>{e(', '.join(s.models))}</td><td>{e(', '.join(s.approvals))}</td>"
+        "</tr>" for s in report.strategies)
+    warning = ""
+    scripted = [s.strategy for s in report.strategies if s.scripted]
+    if scripted:
+        warning = (f'<p class="warn"><strong>Scripted or simulated model</strong> ({e(", ".join(scripted))}): these '
+                   "figures show that the pipeline works, not how well a strategy plans.</p>")
+
+    def grouped(title: str, pick: Callable[[StrategyReport], dict[str, Rate]]) -> str:
+        names = sorted({n for s in report.strategies for n in pick(s)})
+        head = "".join(f"<th>{e(s.strategy)}</th>" for s in report.strategies)
+        body = "".join(f"<tr><td>{e(n)}</td>" + "".join(f"<td>{_pct(pick(s)[n]) if n in pick(s) else '–'}</td>"
+                                                         for s in report.strategies) + "</tr>" for n in names)
+        return f"<h2>{title}</h2><table><tr><th></th>{head}</tr>{body}</table>"
+
+    strategies = [s.strategy for s in report.strategies]
+    task_rows = "".join(
+        f"<tr><td>{task_id}</td><td style='text-align:left'>{e(report.intents[task_id])}</td>"
+        + "".join(f"<td class='{'ok' if by.get(s, 0) == 1 else 'no'}'>{by[s]:g}</td>" if s in by else "<td>–</td>"
+                  for s in strategies) + "</tr>"
+        for task_id, by in report.scores.items())
+    return (
+        "<!doctype html><html lang='en'><meta charset='utf-8'><title>Branchwise evaluation</title>"
+        f"<style>{_CSS}</style><h1>Branchwise evaluation</h1><p>From {e(', '.join(report.sources))}. SR with 95 % "
+        f"Wilson intervals; costs are means per task.</p>{warning}"
+        "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
+        "<th>tokens</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th><th>model</th>"
+        f"<th>--approve</th></tr>{rows}</table>"
+        f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
+        f"<h2>Where the model calls go</h2>{_calls_by_role(report)}"
+        + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
+        + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
+        + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
+
+
+def write_report(folders: Sequence[Path], out: Path) -> Report:
+    """Merges the folders' results and writes out/report.json and out/report.html."""
+    report = build_report(load_results(folders), [str(f) for f in folders])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    (out / "report.html").write_text(render_html(report), encoding="utf-8")
+    return report

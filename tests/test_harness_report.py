@@ -1,0 +1,75 @@
+"""The evaluation report: SR, SR_AC and SR_UA with Wilson intervals, costs per task and role, by site and task type,
+strategies side by side and merged from several folders; the HTML shows the figures and flags scripted models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from branchwise.core.usage import Usage
+from branchwise.harness.report import build_report, load_results, render_html, wilson, write_report
+from branchwise.harness.run import TaskResult
+
+
+def result(task_id: int, strategy: str, score: float, *, unachievable: bool = False, sites: tuple[str, ...] = ("shop",),
+           eval_types: tuple[str, ...] = ("string_match",), model: str = "qwen", calls: int = 2,
+           value_calls: int = 0) -> TaskResult:
+    usage = {"policy": Usage(calls=calls, prompt_tokens=1000 * calls, completion_tokens=50 * calls)}
+    if value_calls:
+        usage["value"] = Usage(calls=value_calls, prompt_tokens=800 * value_calls, completion_tokens=20 * value_calls)
+    return TaskResult.model_validate(dict(
+        task_id=task_id, intent=f"task {task_id}", sites=list(sites), eval_types=list(eval_types),
+        unachievable=unachievable, strategy=strategy, model=model, scripted_model=False, approvals="none",
+        status="finished", answer="", final_url="", score=score, parts={}, run_id="r", steps=3, backtracks=1,
+        approvals_asked=0, usage=usage, wall_s=10.0))
+
+
+def test_wilson_intervals() -> None:
+    assert wilson(5, 10).value == 0.5
+    assert (round(wilson(5, 10).low, 3), round(wilson(5, 10).high, 3)) == (0.237, 0.763)
+    none = wilson(0, 10)
+    assert none.low == 0.0 and round(none.high, 3) == 0.278
+    assert wilson(0, 0).tasks == 0
+
+
+def test_rates_split_achievable_and_unachievable_by_site_and_type() -> None:
+    results = [
+        result(1, "greedy", 1.0), result(2, "greedy", 0.0, sites=("forum",), eval_types=("url_match",)),
+        result(3, "greedy", 1.0, unachievable=True), result(4, "greedy", 0.0, eval_types=("program_html",)),
+        result(1, "best_first", 1.0, value_calls=20, calls=4), result(2, "best_first", 1.0, sites=("forum",),
+                                                                       eval_types=("url_match",)),
+    ]
+    report = build_report(results, ["a"])
+    greedy = next(s for s in report.strategies if s.strategy == "greedy")
+    assert (greedy.sr.value, greedy.sr_ua.value) == (0.5, 1.0) and greedy.sr_ac.value == pytest.approx(1 / 3)
+    assert (greedy.sr_ac.tasks, greedy.sr_ua.tasks) == (3, 1)
+    assert {k: v.value for k, v in greedy.by_site.items()} == {"forum": 0.0, "shop": pytest.approx(2 / 3)}
+    assert {k: v.value for k, v in greedy.by_type.items()} == {"information": 1.0, "navigation": 0.0,
+                                                              "state change": 0.0}
+    best = next(s for s in report.strategies if s.strategy == "best_first")
+    assert best.costs.calls == {"policy": 3.0, "value": 10.0}
+    assert best.costs.total_tokens == pytest.approx((4000 + 2000 + 16000) / 2 + (200 + 100 + 400) / 2)
+    assert report.scores[2] == {"greedy": 0.0, "best_first": 1.0}
+
+
+def test_folders_merge_and_the_latest_result_of_a_task_wins(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "results.jsonl").write_text(result(1, "greedy", 0.0).model_dump_json() + "\n")
+    (second / "results.jsonl").write_text(result(1, "greedy", 1.0).model_dump_json() + "\n"
+                                          + result(2, "action_aware", 1.0).model_dump_json() + "\n{torn")
+    assert sorted((r.strategy, r.task_id, r.score) for r in load_results([first, second])) == [
+        ("action_aware", 2, 1.0), ("greedy", 1, 1.0)]
+    report = write_report([first, second], tmp_path / "report")
+    assert (tmp_path / "report" / "report.json").exists()
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert page.count("<svg") == 2 and "action_aware" in page and "greedy" in page
+    assert [s.strategy for s in report.strategies] == ["action_aware", "greedy"]
+
+
+def test_a_scripted_model_is_flagged_in_the_page() -> None:
+    page = render_html(build_report([result(1, "greedy", 1.0, model="scripted")], ["x"]))
+    assert "Scripted or simulated model" in page
+    assert "Scripted or simulated" not in render_html(build_report([result(1, "greedy", 1.0)], ["x"]))
