@@ -8,8 +8,11 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..sandbox import ShopConfig, ShopServer
+from ..sandbox.forum import ForumConfig, ForumServer
+from ..sandbox.tracker import TrackerConfig, TrackerServer
 
 
 @dataclass(frozen=True)
@@ -21,18 +24,39 @@ class RunningSite:
     database: Path
 
 
-@contextlib.asynccontextmanager
-async def _shop(work: Path) -> AsyncIterator[RunningSite]:
-    server = ShopServer(ShopConfig(db_path=work / "shopping.sqlite3"))
-    await asyncio.to_thread(server.start)
-    try:
-        yield RunningSite("SHOPPING", "shopping", server.base_url, server.config.db_path)
-    finally:
-        await asyncio.to_thread(server.stop)
+class _Site(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
+
+def _factory(placeholder: str, name: str, serve: Callable[[Path], _Site]) -> SiteFactory:
+    """A fresh site of one kind under `work`: its database is `work/<name>.sqlite3`, seeded anew."""
+
+    @contextlib.asynccontextmanager
+    async def started(work: Path) -> AsyncIterator[RunningSite]:
+        database = work / f"{name}.sqlite3"
+        server = serve(database)
+        await asyncio.to_thread(server.start)
+        try:
+            yield RunningSite(placeholder, name, server.base_url, database)
+        finally:
+            await asyncio.to_thread(server.stop)
+
+    return started
 
 
 SiteFactory = Callable[[Path], AbstractAsyncContextManager[RunningSite]]
-SANDBOXES: dict[str, SiteFactory] = {"shopping": _shop}
+# WebArena's site names and placeholders: the shop stands in for its shopping site, the forum for reddit (Postmill),
+# the tracker for gitlab.
+SANDBOXES: dict[str, SiteFactory] = {
+    "shopping": _factory("SHOPPING", "shopping", lambda db: ShopServer(ShopConfig(db_path=db))),
+    "reddit": _factory("REDDIT", "reddit", lambda db: ForumServer(ForumConfig(db_path=db))),
+    "gitlab": _factory("GITLAB", "gitlab", lambda db: TrackerServer(TrackerConfig(db_path=db))),
+}
 
 
 class NoSandbox(ValueError):

@@ -101,6 +101,26 @@ class EvalSpec(_Strict):
         return self.reference_answers is not None and self.reference_answers.fuzzy_match == NOT_ACHIEVABLE
 
 
+class SolutionStep(_Strict):
+    """One step of a task's reference solution, with its target named as the accessibility tree names it (ids change
+    with every page load). `text`: what to type, the option to select, the URL to open, or the key to press."""
+
+    action: Literal["click", "hover", "type", "select_option", "press", "scroll", "goto", "go_back"]
+    role: str | None = None
+    name: str | None = None
+    text: str | None = None
+    # For type: press Enter after typing.
+    enter: bool = False
+
+
+class ReferenceSolution(_Strict):
+    """Ours: how a person would do the task, step by step, and the answer to give at the end ("" when the task is
+    judged by the page or the database). The simulated model answers from it; the suite's own tests replay it."""
+
+    steps: list[SolutionStep] = []
+    answer: str = ""
+
+
 class TaskConfig(_Strict):
     task_id: int
     sites: list[str] = Field(min_length=1)
@@ -116,6 +136,9 @@ class TaskConfig(_Strict):
     intent_template_id: int | None = None
     # WebArena has one task with a top-level note.
     string_note: str | None = None
+    # Ours: the task's split ("dev" for tuning and tests, "test" for reporting) and its reference solution.
+    split: Literal["dev", "test"] | None = None
+    reference_solution: ReferenceSolution | None = None
 
 
 class TaskConfigError(ValueError):
