@@ -27,6 +27,7 @@ from ..search.agent import SearchAgent, SearchConfig
 from ..session import open_session
 from ..store import RunStore, default_store_path
 from .evaluators import EvalTools, EvaluationError, RunOutcome, evaluate
+from .logins import LOGINS, LoginFailed, log_in
 from .reader import BrowserPageReader
 from .sandboxes import fresh_sites
 from .sites import SiteUrls
@@ -99,6 +100,15 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
             config = ServerConfig(port=0, data_dir=work / "backend")
             async with open_session(config, ChromiumConfig(headless=options.headless,
                                                            binary=options.chromium)) as session:
+                try:
+                    if task.require_login:
+                        for site in running:
+                            await log_in(session.browser, site.base_url, LOGINS[site.name])
+                except LoginFailed as exc:
+                    # Not the agent's failure: the task could not be set up. On record, scored 0, with the reason.
+                    unrun = RunResult(run_id="", task=task.intent, status="failed", reason=f"setup: {exc}")
+                    return _result(task, model, options, unrun, "", 0.0, {}, f"setup: {exc}", (), 0, {},
+                                   time.perf_counter() - started)
                 tab = await session.browser.open_tab(sites.resolve(task.start_url))
                 env = BrowserEnv(session.browser, tab.tab_id)
                 with RunStore(default_store_path(out)) as store:
