@@ -49,8 +49,10 @@ def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
     with ScriptedModelServer(script()) as model:
         env = base_env(tmp_path) | {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "test",
                                     "BRANCHWISE_MODEL": "scripted"}
-        command = ["eval", str(DEV), "--strategy", "greedy", "--out", str(out), "--headless"]
-        first = branchwise(*command, env=env, timeout=400)
+        command = ["eval", str(DEV), "--strategy", "greedy", "--out", str(out), "--headless",
+                   "--task-id", "1001", "--task-id", "1002", "--task-id", "1003"]
+        # Two tasks at once, each in its own Chromium, backend and shop.
+        first = branchwise(*command, "--workers", "2", env=env, timeout=400)
         assert first.returncode == 0, first.stdout + first.stderr
         asked = len(model.requests())
         again = branchwise(*command, env=env, timeout=120)
@@ -65,7 +67,7 @@ def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
     assert (by_id[1003]["answer"], by_id[1003]["score"], by_id[1003]["unachievable"]) == ("N/A", 1.0, True)
     assert all(r["strategy"] == "greedy" and r["approvals"] == "none" and r["model"] == "scripted" for r in results)
     assert all(r["usage"]["policy"]["calls"] == r["steps"] for r in results)
-    assert "[3/3] task 1003" in first.stdout and "Resuming: 3 of 3 task(s) already in" in again.stdout
+    assert "[3/3] task" in first.stdout and "Resuming: 3 of 3 task(s) already in" in again.stdout
     # The report's figures are the results file's: SR 3/3 for greedy, costs the mean of the results.
     made = branchwise("eval", "report", str(out), env=base_env(tmp_path))
     assert made.returncode == 0, made.stdout + made.stderr

@@ -377,6 +377,11 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         tasks = load_tasks(args.tasks)
     except TaskConfigError as exc:
         raise UsageError(f"the task configs are not valid:\n{exc}") from exc
+    if args.task_id:
+        missing = sorted(set(args.task_id) - {t.task_id for t in tasks})
+        if missing:
+            raise UsageError(f"no task {', '.join(map(str, missing))} in " + ", ".join(map(str, args.tasks)))
+        tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     if not tasks:
         raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
     settings: Settings = args.settings
@@ -388,7 +393,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
             f"{'all approved' if options.approve else 'all denied'} (--approve {args.approve})")
         try:
-            await run_eval(tasks, model, options, args.out, say)
+            await run_eval(tasks, model, options, args.out, say, workers=args.workers)
         except NoSandbox as exc:
             raise UsageError(str(exc)) from exc
     results = args.out / "results.jsonl"
@@ -484,6 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--approve", choices=("all", "none"), default="none",
                           help="how every question about a destructive action is answered (recorded in the results)")
     evaluate.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
+    evaluate.add_argument("--task-id", type=int, action="append", default=[], metavar="ID",
+                          help="run only this task (repeatable)")
+    evaluate.add_argument("--workers", type=int, default=1, metavar="N",
+                          help="tasks run at once, each with its own Chromium, backend and site copies (default 1)")
     add_strategy_args(evaluate)
     add_model_args(evaluate)
     evaluate.set_defaults(handler=cmd_eval)

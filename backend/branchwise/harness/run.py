@@ -6,6 +6,7 @@ Running the same command again resumes: tasks already in the results file for th
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tempfile
 import time
@@ -24,6 +25,7 @@ from ..core.usage import Usage
 from ..launcher import ChromiumConfig
 from ..models import ModelSetup
 from ..search.agent import SearchAgent, SearchConfig
+from ..search.roles import ModelRoles, RoleModel
 from ..session import open_session
 from ..store import RunStore, default_store_path
 from .evaluators import EvalTools, EvaluationError, RunOutcome, evaluate
@@ -112,7 +114,9 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                 tab = await session.browser.open_tab(sites.resolve(task.start_url))
                 env = BrowserEnv(session.browser, tab.tab_id)
                 with RunStore(default_store_path(out)) as store:
-                    agent = SearchAgent(model.roles, session.browser,
+                    # Roles of this task's own: tasks run at once share the clients, and usage is counted per role.
+                    roles = ModelRoles(*(RoleModel(r.client, r.role) for r in model.roles.by_role().values()))
+                    agent = SearchAgent(roles, session.browser,
                                         SearchConfig(strategy=options.strategy, backtrack=options.backtrack,
                                                      max_steps=options.max_steps),
                                         store=store, approver=approver, gate=session.gate)
@@ -146,9 +150,9 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
 
 
 async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: EvalOptions, out: Path,
-                   say: Callable[[str], None]) -> list[TaskResult]:
-    """Runs the tasks not yet in `out/results.jsonl` for this strategy, one after another, appending each result as
-    soon as it is known; returns the new results."""
+                   say: Callable[[str], None], *, workers: int = 1) -> list[TaskResult]:
+    """Runs the tasks not yet in `out/results.jsonl` for this strategy, `workers` at a time (each task in its own
+    Chromium, backend and site copies), appending each result as soon as it is known; returns the new results."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_FILE
     done = done_tasks(path, options.strategy)
@@ -161,15 +165,21 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
         say(f"Resuming: {len(tasks) - len(todo)} of {len(tasks)} task(s) already in {path}")
     results: list[TaskResult] = []
     started = time.perf_counter()
-    for index, task in enumerate(todo, start=1):
-        result = await run_task(task, model, options, out)
+    slots = asyncio.Semaphore(max(1, workers))
+
+    async def one(task: TaskConfig) -> None:
+        async with slots:
+            result = await run_task(task, model, options, out)
+        # Appends happen on the event loop, one at a time: lines never interleave.
         with path.open("a", encoding="utf-8") as file:
             file.write(result.model_dump_json() + "\n")
         results.append(result)
-        elapsed = time.perf_counter() - started
-        eta = elapsed / index * (len(todo) - index)
-        say(f"[{index}/{len(todo)}] task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}):"
+        count = len(results)
+        eta = (time.perf_counter() - started) / count * (len(todo) - count)
+        say(f"[{count}/{len(todo)}] task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}):"
             f" score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
             + (f" — {result.eval_error}" if result.eval_error else "")
-            + (f"; about {eta / 60:.1f} min left" if index < len(todo) else ""))
+            + (f"; about {eta / 60:.1f} min left" if count < len(todo) else ""))
+
+    await asyncio.gather(*(one(task) for task in todo))
     return results
