@@ -9,7 +9,6 @@ TrackerQueries or SQL, never typed in by hand. Deterministic: running it again r
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from branchwise.harness.authoring import Step, dumps, fill, sql_text, step
 from branchwise.sandbox.tracker import DEFAULT_SEED, DEMO_USER, IssueFilter, TrackerQueries, create_tracker_database
 from branchwise.sandbox.tracker.models import Issue, Member, Project
 from branchwise.sandbox.tracker.schema import ACCESS_LEVELS
@@ -28,7 +28,6 @@ HOME = "__GITLAB__"
 FIRST_ID = 3001
 REPO = Path(__file__).resolve().parents[2]
 Json = dict[str, Any]
-Step = dict[str, Any]
 
 
 @dataclass
@@ -38,20 +37,6 @@ class Template:
     # Each instantiation: (values for the placeholders, the task's eval and solution, filled in by `make`).
     instances: list[tuple[dict[str, str], Json, list[Step], str]] = field(default_factory=list)
     require_login: bool = False
-
-
-def step(action: str, role: str | None = None, name: str | None = None, text: str | None = None,
-         enter: bool = False) -> Step:
-    out: Step = {"action": action}
-    if role is not None:
-        out["role"] = role
-    if name is not None:
-        out["name"] = name
-    if text is not None:
-        out["text"] = text
-    if enter:
-        out["enter"] = True
-    return out
 
 
 def string_eval(answers: Json, note: str = "", raw: str | None = None) -> Json:
@@ -67,10 +52,6 @@ def url_eval(url: str) -> Json:
 def db_eval(query: str, rows: list[list[Any]]) -> Json:
     return {"eval_types": ["db_check"], "reference_answers": None, "reference_url": "", "program_html": [],
             "db_check": [{"site": SITE, "query": query, "rows": rows}]}
-
-
-def sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def project_where(project: Project, alias: str = "p") -> str:
@@ -322,13 +303,6 @@ class Suite:
                 self.add_label(), self.invite_member(), self.star(), self.new_issue()]
 
 
-def fill(template: str, values: dict[str, str]) -> str:
-    for key, value in values.items():
-        template = template.replace("{{" + key + "}}", value)
-    assert "{{" not in template, template
-    return template
-
-
 def build(db: Path) -> dict[str, list[Json]]:
     """Every task, split: each template's first instantiation is dev, the rest test."""
     out: dict[str, list[Json]] = {"dev": [], "test": []}
@@ -346,10 +320,6 @@ def build(db: Path) -> dict[str, list[Json]]:
             task_id += 1
     assert task_id - 1 <= 3099
     return out
-
-
-def dumps(tasks: Sequence[Json]) -> str:
-    return json.dumps(list(tasks), indent=2, ensure_ascii=False) + "\n"
 
 
 def main(argv: Sequence[str]) -> None:

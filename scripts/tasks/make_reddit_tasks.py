@@ -9,13 +9,13 @@ dev split, the others to the test split.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from branchwise.harness.authoring import Step, dumps, sql_text, step
 from branchwise.sandbox.forum import (
     DEFAULT_SEED,
     DEMO_USER,
@@ -35,25 +35,6 @@ FIRST_ID = 2001
 DEMO = DEMO_USER.username
 
 Task = dict[str, Any]
-Step = dict[str, Any]
-
-
-def step(action: str, role: str | None = None, name: str | None = None, text: str | None = None,
-         enter: bool = False) -> Step:
-    out: Step = {"action": action}
-    if role is not None:
-        out["role"] = role
-    if name is not None:
-        out["name"] = name
-    if text is not None:
-        out["text"] = text
-    if enter:
-        out["enter"] = True
-    return out
-
-
-def sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 class Suite:
@@ -362,7 +343,7 @@ def build() -> dict[Path, str]:
     out: dict[Path, str] = {}
     for split in ("dev", "test"):
         tasks = [t for t in suite.tasks if t["split"] == split]
-        out[Path("tasks") / split / "reddit.json"] = json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"
+        out[Path("tasks") / split / "reddit.json"] = dumps(tasks)
     return out
 
 

@@ -9,13 +9,13 @@ typed by hand. Deterministic: running it again rewrites both files byte for byte
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from branchwise.harness.authoring import Step, dumps, fill, step
 from branchwise.sandbox import DEFAULT_SEED, DEMO_USER, ShopQueries, create_shop_database
 from branchwise.sandbox.catalog import SortOrder
 from branchwise.sandbox.models import Product
@@ -29,21 +29,6 @@ SEARCH_BOX = "Search products"
 CARD = {"number": "4242 4242 4242 4242", "expiry": "12/35", "cvc": "123"}
 
 Task = dict[str, Any]
-Step = dict[str, Any]
-
-
-def step(action: str, role: str | None = None, name: str | None = None, text: str | None = None,
-         enter: bool = False) -> Step:
-    out: Step = {"action": action}
-    if role is not None:
-        out["role"] = role
-    if name is not None:
-        out["name"] = name
-    if text is not None:
-        out["text"] = text
-    if enter:
-        out["enter"] = True
-    return out
 
 
 def search(text: str) -> Step:
@@ -52,13 +37,6 @@ def search(text: str) -> Step:
 
 def open_product(product: Product) -> list[Step]:
     return [search(product.name), step("click", "link", product.name)]
-
-
-def fill(template: str, values: dict[str, Any]) -> str:
-    for key, value in values.items():
-        template = template.replace("{{" + key + "}}", str(value))
-    assert "{{" not in template, template
-    return template
 
 
 def string_eval(answers: dict[str, Any], raw: str = "", note: str = "") -> dict[str, Any]:
@@ -357,7 +335,7 @@ def build(db: Path) -> tuple[list[Task], list[Task]]:
 
 def write(path: Path, tasks: list[Task]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(dumps(tasks), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
