@@ -6,8 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse, Response
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import Response
 
 from . import database, routes_account, routes_cart, routes_catalog, routes_checkout, routes_deals
 from .accounts import SESSION_COOKIE
@@ -15,7 +14,7 @@ from .config import ShopConfig
 from .context import ShopContext
 from .rendering import STATIC_DIR, Renderer
 from .seeding import create_shop_database
-from .site import install_error_pages
+from .site import install_error_pages, new_site_app
 from .visit import Visit
 
 
@@ -28,15 +27,8 @@ def create_app(config: ShopConfig, clock: Callable[[], datetime] = datetime.now)
         create_shop_database(config.db_path, config.seed)
     ctx = ShopContext(config=config, renderer=Renderer(), clock=clock)
 
-    app = FastAPI(title=config.store_name, docs_url=None, redoc_url=None, openapi_url=None)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for module in (routes_catalog, routes_deals, routes_cart, routes_checkout, routes_account):
-        app.include_router(module.build_router(ctx))
-
-    @app.get("/healthz", response_class=PlainTextResponse)
-    def healthz() -> str:
-        return "ok"
-
+    app = new_site_app(config.store_name, STATIC_DIR, [module.build_router(ctx) for module in (
+        routes_catalog, routes_deals, routes_cart, routes_checkout, routes_account)])
     install_error_pages(
         app,
         lambda request, status_code, heading, message: _error_page(ctx, request, status_code, heading, message),

@@ -1,14 +1,16 @@
-"""Web plumbing every sandbox site shares: its own error pages for errors raised before a route runs, and the
-session cookie written on the way out of a request."""
+"""Web plumbing every sandbox site shares: the app itself (health check, static files, its routers), its own error
+pages for errors raised before a route runs, and the session cookie written on the way out of a request."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -17,6 +19,21 @@ log = logging.getLogger(__name__)
 SESSION_MAX_AGE = 30 * 24 * 3600
 
 ErrorPage = Callable[[Request, int, str, str], Response]
+
+
+def new_site_app(title: str, static_dir: Path, routers: Sequence[APIRouter]) -> FastAPI:
+    """A site's app: no API docs, its static files, /healthz, then its routers in the order given (a site with a
+    catch-all path, like the tracker's /{username}, lists it last)."""
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=static_dir), name="static")
+
+    @app.get("/healthz", response_class=PlainTextResponse)
+    def healthz() -> str:
+        return "ok"
+
+    for router in routers:
+        app.include_router(router)
+    return app
 
 
 def install_error_pages(app: FastAPI, error_page: ErrorPage, not_found: str, bad_link: str) -> None:
@@ -37,9 +54,10 @@ def install_error_pages(app: FastAPI, error_page: ErrorPage, not_found: str, bad
         return error_page(request, 400, "Something is wrong with that link", bad_link)
 
 
-def write_session_cookie(response: Response, name: str, new_token: str | None, clear: bool) -> None:
+def write_session_cookie(response: Response, name: str, new_token: str | None, clear: bool,
+                         max_age: int = SESSION_MAX_AGE) -> None:
     """Sets a new session token, or clears a stale one; does nothing when neither applies."""
     if new_token is not None:
-        response.set_cookie(name, new_token, max_age=SESSION_MAX_AGE, httponly=True, samesite="lax", path="/")
+        response.set_cookie(name, new_token, max_age=max_age, httponly=True, samesite="lax", path="/")
     elif clear:
         response.delete_cookie(name, path="/", httponly=True, samesite="lax")

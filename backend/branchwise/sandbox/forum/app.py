@@ -8,11 +8,10 @@ from datetime import datetime
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse, Response
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import Response
 
 from ..rendering import Renderer
-from ..site import install_error_pages
+from ..site import install_error_pages, new_site_app
 from . import routes_account, routes_browse, routes_write
 from .config import ForumConfig
 from .context import ForumContext
@@ -43,15 +42,8 @@ def create_app(config: ForumConfig, clock: Callable[[], datetime] = datetime.now
     renderer = Renderer(TEMPLATES_DIR, {"ago": lambda value: relative_time(value, clock())})
     ctx = ForumContext(config=config, renderer=renderer, clock=clock)
 
-    app = FastAPI(title=config.site_name, docs_url=None, redoc_url=None, openapi_url=None)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for module in (routes_browse, routes_write, routes_account):
-        app.include_router(module.build_router(ctx))
-
-    @app.get("/healthz", response_class=PlainTextResponse)
-    def healthz() -> str:
-        return "ok"
-
+    app = new_site_app(config.site_name, STATIC_DIR,
+                       [module.build_router(ctx) for module in (routes_browse, routes_write, routes_account)])
     install_error_pages(
         app,
         lambda request, status_code, heading, message: _error_page(ctx, request, status_code, heading, message),

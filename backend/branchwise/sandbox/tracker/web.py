@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from .. import database
 from ..rendering import TEMPLATES_DIR as SHOP_TEMPLATES_DIR
 from ..rendering import Renderer, long_date
+from ..site import write_session_cookie
 from .actions import Actions
 from .config import TrackerConfig
 from .models import Project, User
@@ -115,9 +116,5 @@ class Visit:
         return self.redirect(f"/users/sign_in?redirect_to={quote(path, safe='/')}")
 
     def _finish(self, response: R) -> R:
-        if self._new_token is not None:
-            response.set_cookie(SESSION_COOKIE, self._new_token, max_age=SESSION_MAX_AGE, httponly=True,
-                                samesite="lax", path="/")
-        elif self._clear_cookie:
-            response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        write_session_cookie(response, SESSION_COOKIE, self._new_token, self._clear_cookie, max_age=SESSION_MAX_AGE)
         return response
