@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from branchwise.core.usage import Usage
-from branchwise.harness.run import TaskResult, done_tasks
+from branchwise.harness.run import TaskResult, done_tasks, end_torn_line
 
 
 def result(task_id: int, strategy: str) -> TaskResult:
@@ -25,3 +25,15 @@ def test_done_tasks_are_per_strategy_and_a_torn_line_is_run_again(tmp_path: Path
     path.write_text("".join(r.model_dump_json() + "\n" for r in lines) + torn)
     assert done_tasks(path, "greedy") == {1, 3}
     assert done_tasks(path, "best_first") == {2}
+
+
+def test_a_result_after_a_torn_line_is_on_a_line_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    end_torn_line(path)
+    assert not path.exists()
+    path.write_text(result(1, "greedy").model_dump_json() + "\n" + result(2, "greedy").model_dump_json()[:30])
+    end_torn_line(path)
+    end_torn_line(path)
+    with path.open("a") as file:
+        file.write(result(3, "greedy").model_dump_json() + "\n")
+    assert done_tasks(path, "greedy") == {1, 3}

@@ -92,6 +92,15 @@ def done_tasks(path: Path, strategy: str) -> set[int]:
     return done
 
 
+def end_torn_line(path: Path) -> None:
+    """A last line cut short by a crash is ended, so the next result starts on a line of its own."""
+    if path.exists() and path.stat().st_size:
+        with path.open("rb+") as file:
+            file.seek(-1, 2)
+            if file.read(1) != b"\n":
+                file.write(b"\n")
+
+
 async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, out: Path) -> TaskResult:
     started = time.perf_counter()
     approver = PolicyApprover(options.approve, f"branchwise eval --approve {'all' if options.approve else 'none'}")
@@ -156,10 +165,7 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_FILE
     done = done_tasks(path, options.strategy)
-    if path.exists() and not path.read_bytes().endswith(b"\n") and path.stat().st_size:
-        # A line cut short by a crash: the next result must start on a line of its own.
-        with path.open("a", encoding="utf-8") as file:
-            file.write("\n")
+    end_torn_line(path)
     todo = [t for t in tasks if t.task_id not in done]
     if done:
         say(f"Resuming: {len(tasks) - len(todo)} of {len(tasks)} task(s) already in {path}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .frontier import FrontierItem
-from .tree import Node, SearchTree
+from .tree import SearchTree
 
 
 @dataclass
@@ -18,9 +18,3 @@ class SearchState:
     current: int | None = None
     # The proposals not run yet, as the live views show them.
     frontier: list[FrontierItem] = field(default_factory=list)
-
-    @property
-    def current_node(self) -> Node:
-        if self.current is None:
-            raise RuntimeError("the search has not observed its first page yet")
-        return self.tree[self.current]
