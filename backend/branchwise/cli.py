@@ -384,11 +384,11 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     if not tasks:
         raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
-    settings: Settings = args.settings
+    chromium = chromium_config(args)
+    assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
-                          approve=args.approve == "all", chromium=settings.chromium,
-                          headless=args.headless if args.headless is not None else not settings.display)
-    async with open_model(settings, script=load_script(args.script)) as model:
+                          approve=args.approve == "all", chromium=chromium)
+    async with open_model(args.settings, script=load_script(args.script)) as model:
         say(f"Model: {model.description}")
         say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
             f"{'all approved' if options.approve else 'all denied'} (--approve {args.approve})")

@@ -46,8 +46,8 @@ class EvalOptions(BaseModel):
     max_steps: int = Field(default=30, ge=1)
     # What every question about a destructive action is answered: recorded with each result.
     approve: bool = False
-    headless: bool = True
-    chromium: str | None = None
+    # How each task's Chromium is launched (headless, which binary).
+    chromium: ChromiumConfig = ChromiumConfig()
 
 
 class TaskResult(BaseModel):
@@ -109,8 +109,7 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
         async with fresh_sites(task.sites, work) as running:
             sites = SiteUrls({site.placeholder: site.base_url for site in running})
             config = ServerConfig(port=0, data_dir=work / "backend")
-            async with open_session(config, ChromiumConfig(headless=options.headless,
-                                                           binary=options.chromium)) as session:
+            async with open_session(config, options.chromium) as session:
                 try:
                     if task.require_login:
                         for site in running:
