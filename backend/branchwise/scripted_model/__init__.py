@@ -5,6 +5,7 @@ client code is exercised end to end.
 """
 
 from .config import ServerConfig
+from .engine import Prompt, PromptMessage, ReplyEngine, Selection
 from .recording import RecordedMessage, RecordedRequest
 from .script import DEFAULT_FALLBACK, Reply, Rule, Script, TokenLogprob, TopLogprob
 from .server import ScriptedModelServer
@@ -12,12 +13,16 @@ from .wire import approx_tokens
 
 __all__ = [
     "DEFAULT_FALLBACK",
+    "Prompt",
+    "PromptMessage",
     "RecordedMessage",
     "RecordedRequest",
     "Reply",
+    "ReplyEngine",
     "Rule",
     "Script",
     "ScriptedModelServer",
+    "Selection",
     "ServerConfig",
     "TokenLogprob",
     "TopLogprob",

@@ -1,4 +1,4 @@
-"""The FastAPI app speaking the OpenAI chat-completions protocol, answering from a ScriptEngine."""
+"""The FastAPI app speaking the OpenAI chat-completions protocol, answering from a ReplyEngine."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
 from .config import ServerConfig
-from .engine import ScriptEngine, Selection
+from .engine import Prompt, PromptMessage, ReplyEngine, Selection
 from .faults import FailureQueue
 from .recording import RecordedMessage, RecordedRequest, RequestLog
 from .script import Reply
@@ -53,7 +53,7 @@ _ERROR_TYPES = {
 @dataclass(frozen=True)
 class ServerState:
     config: ServerConfig
-    engine: ScriptEngine
+    engine: ReplyEngine
     log: RequestLog
     faults: FailureQueue
 
@@ -179,11 +179,11 @@ def create_app(state: ServerState) -> FastAPI:
             _record(state, request, 400, None, [])
             return error_response(400, "Only one completion choice is allowed (n must be 1)", param="n")
 
-        all_text = "\n".join(m.text() for m in request.messages)
-        last_user = next((m.text() for m in reversed(request.messages) if m.role == "user"), "")
+        prompt = Prompt(tuple(PromptMessage(m.role, m.text()) for m in request.messages))
         choices = 1 if config.ignore_n else request.choice_count
-        selection = state.engine.select(all_text, last_user, choices)
-        answers = [_finish(reply.model_copy(update={"text": resolve_placeholders(reply.text, last_user)}), request)
+        selection = state.engine.select(prompt, choices)
+        answers = [_finish(reply.model_copy(update={"text": resolve_placeholders(reply.text, prompt.last_user)}),
+                           request)
                    for reply in selection.replies]
         _record(state, request, 200, selection, answers)
 

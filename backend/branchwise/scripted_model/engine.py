@@ -1,10 +1,12 @@
-"""Chooses replies for a prompt: first matching rule with uses left, else the script's fallback."""
+"""Chooses replies for a prompt. The server asks a ReplyEngine; ScriptEngine answers from a Script: the first
+matching rule with uses left, else the script's fallback."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Protocol
 
 from .script import Reply, Script
 
@@ -21,6 +23,37 @@ class Selection:
         return self.rule is None
 
 
+@dataclass(frozen=True)
+class PromptMessage:
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The messages of one chat-completions request, as text."""
+
+    messages: tuple[PromptMessage, ...]
+
+    @property
+    def all_text(self) -> str:
+        return "\n".join(m.text for m in self.messages)
+
+    @property
+    def last_user(self) -> str:
+        return next((m.text for m in reversed(self.messages) if m.role == "user"), "")
+
+
+class ReplyEngine(Protocol):
+    """What answers the server's requests: a script, or a simulated model."""
+
+    def select(self, prompt: Prompt, n: int) -> Selection: ...
+
+    def uses(self) -> dict[str, int]: ...
+
+    def reset(self) -> None: ...
+
+
 class ScriptEngine:
     def __init__(self, script: Script) -> None:
         self._script = script
@@ -32,8 +65,9 @@ class ScriptEngine:
     def script(self) -> Script:
         return self._script
 
-    def select(self, all_text: str, last_user_text: str, n: int) -> Selection:
+    def select(self, prompt: Prompt, n: int) -> Selection:
         """One use of a rule per request; its replies cycle across the n choices and across requests."""
+        all_text, last_user_text = prompt.all_text, prompt.last_user
         with self._lock:
             for index, rule in enumerate(self._script.rules):
                 if rule.max_uses is not None and self._uses[index] >= rule.max_uses:

@@ -11,7 +11,7 @@ from types import TracebackType
 from ..serving import BackgroundServer
 from .app import ServerState, create_app
 from .config import ServerConfig
-from .engine import ScriptEngine
+from .engine import ReplyEngine, ScriptEngine
 from .faults import FailureQueue
 from .recording import RecordedRequest, RequestLog
 from .script import Script
@@ -20,13 +20,14 @@ logger = logging.getLogger(__name__)
 
 
 class ScriptedModelServer:
-    """An OpenAI-compatible endpoint answering from a Script. Use as a (sync or async) context manager."""
+    """An OpenAI-compatible endpoint answering from a Script (or any ReplyEngine, such as the simulated model). Use as
+    a (sync or async) context manager."""
 
-    def __init__(self, script: Script, config: ServerConfig | None = None) -> None:
+    def __init__(self, source: Script | ReplyEngine, config: ServerConfig | None = None) -> None:
         self._config = config or ServerConfig()
         self._state = ServerState(
             config=self._config,
-            engine=ScriptEngine(script),
+            engine=ScriptEngine(source) if isinstance(source, Script) else source,
             log=RequestLog(),
             faults=FailureQueue(self._config.fail_statuses),
         )
