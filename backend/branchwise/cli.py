@@ -8,10 +8,10 @@ import contextlib
 import logging
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from . import __version__
 from .agent.base import Agent
@@ -38,6 +38,9 @@ from .serving import PortInUse
 from .session import Session, open_session
 from .settings import CONFIG_FILE, ENV_VARS, Settings, SettingsError, default_data_dir
 from .store import RunNotFound, RunStore, default_store_path, format_audit, format_run, format_runs
+
+if TYPE_CHECKING:
+    from .harness.tasks import TaskConfig
 
 log = logging.getLogger("branchwise")
 
@@ -368,6 +371,26 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+def eval_model(args: argparse.Namespace,
+               tasks: Sequence[TaskConfig]) -> contextlib.AbstractAsyncContextManager[ModelSetup]:
+    """`--model simulated:E` (from the tasks' reference solutions), else `--script`, else the configured endpoint
+    (`--model NAME` picks its model)."""
+    from .harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec, open_simulated_model
+
+    name: str | None = args.model
+    if name is not None and name.startswith("simulated"):
+        if args.script is not None:
+            raise UsageError("--model simulated:E and --script are two different models; give one")
+        try:
+            return open_simulated_model(SimulatedEngine(tasks, SimulatedSpec.parse(name)))
+        except (ValueError, MissingReferenceSolution) as exc:
+            raise UsageError(f"--model {name}: {exc}") from exc
+    settings: Settings = args.settings
+    if name is not None:
+        settings = settings.model_copy(update={"model": name})
+    return open_model(settings, script=load_script(args.script))
+
+
 async def cmd_eval(args: argparse.Namespace) -> int:
     from .harness.run import EvalOptions, done_tasks, run_eval
     from .harness.sandboxes import NoSandbox
@@ -388,7 +411,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
                           approve=args.approve == "all", chromium=chromium)
-    async with open_model(args.settings, script=load_script(args.script)) as model:
+    async with eval_model(args, tasks) as model:
         say(f"Model: {model.description}")
         say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
             f"{'all approved' if options.approve else 'all denied'} (--approve {args.approve})")
@@ -396,8 +419,8 @@ async def cmd_eval(args: argparse.Namespace) -> int:
             await run_eval(tasks, model, options, args.out, say, workers=args.workers)
         except NoSandbox as exc:
             raise UsageError(str(exc)) from exc
-    results = args.out / "results.jsonl"
-    finished = done_tasks(results, args.strategy)
+        results = args.out / "results.jsonl"
+        finished = done_tasks(results, args.strategy, model.client.config.model)
     say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
         "task(s) evaluated")
     return EXIT_OK
@@ -413,7 +436,7 @@ def cmd_eval_report(args: argparse.Namespace) -> int:
     report = write_report(args.folders, out)
     for item in report.strategies:
         label = " (SCRIPTED/SIMULATED model: plumbing, not planning quality)" if item.scripted else ""
-        say(f"{item.strategy}: SR {item.sr.value:.1%} [{item.sr.low:.0%}-{item.sr.high:.0%}] over {item.sr.tasks} "
+        say(f"{item.label}: SR {item.sr.value:.1%} [{item.sr.low:.0%}-{item.sr.high:.0%}] over {item.sr.tasks} "
             f"task(s), {sum(item.costs.calls.values()):.1f} calls and {item.costs.total_tokens:,.0f} tokens per "
             f"task{label}")
     say(f"Report: {out / 'report.html'} (and report.json)")
@@ -491,6 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
     evaluate.add_argument("--task-id", type=int, action="append", default=[], metavar="ID",
                           help="run only this task (repeatable)")
+    evaluate.add_argument("--model", default=None, metavar="MODEL",
+                          help="the endpoint's model (instead of BRANCHWISE_MODEL), or simulated:E[:SEED]: a SIMULATED "
+                               "model answering from each task's reference solution, wrong at rate E (no LLM cost)")
     evaluate.add_argument("--workers", type=int, default=1, metavar="N",
                           help="tasks run at once, each with its own Chromium, backend and site copies (default 1)")
     add_strategy_args(evaluate)

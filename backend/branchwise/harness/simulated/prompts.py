@@ -1,0 +1,122 @@
+"""What a request asks: which role's prompt it is (known by the first line of the prompt files the backend sends) and
+the parts the simulated model answers from: the page, the last action taken, the proposed action, the answer given."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ...actions import Action, ActionParseError, parse_action
+from ...chat_model import load_prompt
+from ...policy.prompts import NO_PREVIOUS_ACTION
+from ...scripted_model import Prompt
+from ...search.reward import NO_TRAJECTORY
+from ...search.value import NO_ANSWER, NO_HISTORY
+
+PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "unknown"]
+
+# The prompt file whose first line marks each kind (a system message, or the judges' user message).
+_MARKERS: tuple[tuple[PromptKind, str], ...] = (
+    ("policy", "webarena_cot_system.txt"),
+    ("value", "value_system.txt"),
+    ("checklist", "reward_checklist_system.txt"),
+    ("reward", "reward_judge_system.txt"),
+    ("rephrase", "rephrase_system.txt"),
+    ("fuzzy_judge", "webarena_fuzzy_judge_user.txt"),
+    ("ua_judge", "webarena_ua_judge_user.txt"),
+)
+_NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
+_SEEN = " (seen: "
+
+
+@functools.cache
+def _first_lines() -> tuple[tuple[PromptKind, str], ...]:
+    return tuple((kind, load_prompt(name).strip().splitlines()[0].strip()) for kind, name in _MARKERS)
+
+
+def prompt_kind(prompt: Prompt) -> PromptKind:
+    heads = {m.text.strip().splitlines()[0].strip() for m in prompt.messages if m.text.strip()}
+    return next((kind for kind, line in _first_lines() if line in heads), "unknown")
+
+
+def _between(text: str, start: str, end: str | None = None) -> str | None:
+    at = text.find(start)
+    if at < 0:
+        return None
+    rest = text[at + len(start):]
+    if end is not None and end in rest:
+        rest = rest[: rest.index(end)]
+    return rest.strip()
+
+
+def _last_action(block: str | None) -> Action | None:
+    """The last action of a history block: one action (`PREVIOUS ACTION: click [3]`) or a numbered list. Stops are
+    skipped (a stop does not move the browser), and so is anything unreadable (`None`, a note about a bad answer)."""
+    if not block:
+        return None
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    for line in reversed(lines):
+        numbered = _NUMBERED.match(line)
+        text = numbered["action"] if numbered else line
+        if _SEEN in text:
+            text = text[: text.index(_SEEN)]
+        try:
+            action = parse_action(text)
+        except ActionParseError:
+            continue
+        if type(action).__name__ != "Stop":
+            return action
+    return None
+
+
+def _parse(text: str | None) -> Action | None:
+    try:
+        return parse_action(text) if text else None
+    except ActionParseError:
+        return None
+
+
+@dataclass(frozen=True)
+class Request:
+    """A prompt as the simulated model reads it. `page` is the text holding the observation (with its URL line)."""
+
+    kind: PromptKind
+    page: str = ""
+    # The action that led to this page; None on the starting page (or when the prompt does not say).
+    last_action: Action | None = None
+    # No action has been taken yet: the task's starting page.
+    start: bool = False
+    answer: str | None = None
+    proposed: Action | None = None
+    reference: str = ""
+
+
+def read_request(prompt: Prompt) -> Request:
+    kind = prompt_kind(prompt)
+    if kind == "policy":
+        # The last turn showing a page: a retry after an invalid answer adds turns without one.
+        turn = next((m.text for m in reversed(prompt.messages) if m.role == "user" and "OBSERVATION:" in m.text), "")
+        history = _between(turn, "PREVIOUS ACTION:")
+        return Request(kind, page=turn, last_action=_last_action(history), start=history == NO_PREVIOUS_ACTION)
+    user = prompt.last_user
+    if kind == "value":
+        history = _between(user, "Actions taken so far:", "Agent's answer to the user:")
+        answer = _between(user, "Agent's answer to the user:", "\nCurrent URL:")
+        return Request(kind, page=_between(user, "Current page (accessibility tree):") or "",
+                       last_action=_last_action(history), start=history == NO_HISTORY,
+                       answer=None if answer in (None, NO_ANSWER) else answer)
+    if kind == "reward":
+        history = _between(user, "Previous steps:", "\nCurrent page")
+        proposed = (_between(user, "\nACTION:") or "").splitlines()
+        return Request(kind, page=_between(user, "Current page", "\nChecklist (") or "",
+                       last_action=_last_action(history), start=history == NO_TRAJECTORY,
+                       proposed=_parse(proposed[0] if proposed else None))
+    if kind == "fuzzy_judge":
+        return Request(kind, answer=_between(user, "student answer:", "\nConclude the judgement") or "",
+                       reference=_between(user, "reference answer:", "\n") or "")
+    if kind == "ua_judge":
+        return Request(kind, answer=_between(user, "Report_1 =", "\nreturn [same]") or "",
+                       reference=_between(user, "Reason_1 =", "\nReport_1") or "")
+    return Request(kind)
