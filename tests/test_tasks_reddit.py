@@ -156,6 +156,11 @@ class Replay:
                 self.typed[node.get("name", "")] = step.text or ""
                 if step.enter:
                     self._submit(node)
+            elif step.action == "select_option":
+                node = self._field(step.name or "")
+                options = [o for o in node.xpath(".//option") if (o.text or "").strip() == step.text]
+                assert options, f"task {task.task_id}: no option {step.text!r} in {step.name!r}"
+                self.typed[node.get("name", "")] = options[0].get("value", "")
             else:
                 raise AssertionError(f"task {task.task_id}: the replay has no {step.action} step")
             assert self.page.status == 200, (task.task_id, step, self.page.url)

@@ -303,8 +303,9 @@ def build_suite(s: Suite) -> None:
         assert name in forum_names and title not in s.title_counts, title
         query = ("SELECT f.name, p.title, p.url, p.body FROM posts p JOIN forums f ON f.id = p.forum_id "
                  f"WHERE p.user_id = {demo_id()} AND p.title = {sql_text(title)}")
+        # The site menu's Submit link: a forum's own link sits at the end of its long page, past what the model sees.
         return lambda: db_task(query, [[name, title, None, text]], [
-            *s.to_forum(name), step("click", "link", f"Submit a new post to f/{name}"),
+            step("click", "link", "Submit"), step("select_option", "combobox", "Forum", name),
             step("type", "textbox", "Title", title), step("type", "textbox", "Body (optional)", text),
             step("click", "button", "Create submission")])
 
