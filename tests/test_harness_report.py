@@ -73,3 +73,15 @@ def test_a_scripted_model_is_flagged_in_the_page() -> None:
     page = render_html(build_report([result(1, "greedy", 1.0, model="scripted")], ["x"]))
     assert "Scripted or simulated model" in page
     assert "Scripted or simulated" not in render_html(build_report([result(1, "greedy", 1.0)], ["x"]))
+
+
+def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_model() -> None:
+    # An E sweep: the same strategy and tasks with the simulated model at two error rates.
+    results = [result(1, "greedy", 1.0, model="simulated:0.1"), result(2, "greedy", 1.0, model="simulated:0.1"),
+               result(1, "greedy", 0.0, model="simulated:0.5"), result(2, "greedy", 1.0, model="simulated:0.5")]
+    report = build_report(results, ["sweep"])
+    assert [(s.label, s.sr.value) for s in report.strategies] == [("greedy · simulated:0.1", 1.0),
+                                                                  ("greedy · simulated:0.5", 0.5)]
+    assert all(s.scripted for s in report.strategies)
+    assert report.scores[1] == {"greedy · simulated:0.1": 1.0, "greedy · simulated:0.5": 0.0}
+    assert "greedy · simulated:0.5" in render_html(report)

@@ -1,30 +1,31 @@
-"""Resuming an evaluation: the results file decides which tasks are done, per strategy; a line cut short by a crash
-is not a result, so its task runs again."""
+"""Resuming an evaluation: the results file decides which tasks are done, per strategy and model; a line cut short by
+a crash is not a result, so its task runs again."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from branchwise.core.usage import Usage
-from branchwise.harness.run import TaskResult, done_tasks, end_torn_line
+from branchwise.harness.run import TaskResult, done_tasks, end_torn_line, progress_bar
 
 
-def result(task_id: int, strategy: str) -> TaskResult:
+def result(task_id: int, strategy: str, model: str = "m") -> TaskResult:
     return TaskResult(task_id=task_id, intent="t", sites=["shopping"], eval_types=["string_match"],
-                      unachievable=False, strategy=strategy, model="m", scripted_model=False, approvals="none",
+                      unachievable=False, strategy=strategy, model=model, scripted_model=False, approvals="none",
                       status="finished", answer="a", final_url="http://x/", score=1.0, parts={"string_match": 1.0},
                       run_id="r", steps=1, backtracks=0, approvals_asked=0, usage={"policy": Usage(calls=1)},
                       wall_s=1.0)
 
 
-def test_done_tasks_are_per_strategy_and_a_torn_line_is_run_again(tmp_path: Path) -> None:
+def test_done_tasks_are_per_strategy_and_model_and_a_torn_line_is_run_again(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
-    assert done_tasks(path, "greedy") == set()
-    lines = [result(1, "greedy"), result(2, "best_first"), result(3, "greedy")]
+    assert done_tasks(path, "greedy", "m") == set()
+    lines = [result(1, "greedy"), result(2, "best_first"), result(3, "greedy"), result(5, "greedy", "simulated:0.3")]
     torn = result(4, "greedy").model_dump_json()[:40]
     path.write_text("".join(r.model_dump_json() + "\n" for r in lines) + torn)
-    assert done_tasks(path, "greedy") == {1, 3}
-    assert done_tasks(path, "best_first") == {2}
+    assert done_tasks(path, "greedy", "m") == {1, 3}
+    assert done_tasks(path, "best_first", "m") == {2}
+    assert done_tasks(path, "greedy", "simulated:0.3") == {5}
 
 
 def test_a_result_after_a_torn_line_is_on_a_line_of_its_own(tmp_path: Path) -> None:
@@ -36,4 +37,10 @@ def test_a_result_after_a_torn_line_is_on_a_line_of_its_own(tmp_path: Path) -> N
     end_torn_line(path)
     with path.open("a") as file:
         file.write(result(3, "greedy").model_dump_json() + "\n")
-    assert done_tasks(path, "greedy") == {1, 3}
+    assert done_tasks(path, "greedy", "m") == {1, 3}
+
+
+def test_the_progress_bar_fills_with_the_tasks_done() -> None:
+    assert progress_bar(0, 4, width=8) == "[........]"
+    assert progress_bar(1, 4, width=8) == "[##......]"
+    assert progress_bar(4, 4, width=8) == "[########]"

@@ -63,6 +63,10 @@ class Costs(BaseModel):
 
 
 class StrategyReport(BaseModel):
+    """One strategy with one model: a column of the report."""
+
+    # The strategy, with the model when the results hold more than one (an E sweep of the simulated model).
+    label: str
     strategy: str
     models: list[str]
     # True when any result came from a scripted or simulated model: its figures prove plumbing, not planning quality.
@@ -79,14 +83,15 @@ class StrategyReport(BaseModel):
 class Report(BaseModel):
     sources: list[str]
     strategies: list[StrategyReport]
-    # task id -> strategy -> score.
+    # task id -> label -> score.
     scores: dict[int, dict[str, float]]
     intents: dict[int, str]
 
 
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
-    """Every result in each folder's results.jsonl; when a (strategy, task) appears more than once, the last wins."""
-    latest: dict[tuple[str, int], TaskResult] = {}
+    """Every result in each folder's results.jsonl; when a (strategy, model, task) appears more than once, the last
+    wins."""
+    latest: dict[tuple[str, str, int], TaskResult] = {}
     for folder in folders:
         path = folder / RESULTS_FILE if folder.is_dir() else folder
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -95,7 +100,7 @@ def load_results(folders: Iterable[Path]) -> list[TaskResult]:
                     result = TaskResult.model_validate_json(line)
                 except ValueError:
                     continue  # a line cut short by a crash
-                latest[(result.strategy, result.task_id)] = result
+                latest[(result.strategy, result.model, result.task_id)] = result
     return list(latest.values())
 
 
@@ -127,22 +132,27 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
 
 
 def build_report(results: Sequence[TaskResult], sources: Sequence[str]) -> Report:
-    by_strategy: dict[str, list[TaskResult]] = defaultdict(list)
+    several_models = len({r.model for r in results}) > 1
+
+    def label(result: TaskResult) -> str:
+        return f"{result.strategy} · {result.model}" if several_models else result.strategy
+
+    by_label: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results:
-        by_strategy[result.strategy].append(result)
+        by_label[label(result)].append(result)
     strategies = [
         StrategyReport(
-            strategy=name, models=sorted({r.model for r in group}),
+            label=name, strategy=group[0].strategy, models=sorted({r.model for r in group}),
             scripted=any(r.scripted_model or r.model.startswith(("scripted", "simulated")) for r in group),
             approvals=sorted({r.approvals for r in group}), sr=_rate(group),
             sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
             by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
             costs=_costs(group))
-        for name, group in sorted(by_strategy.items())
+        for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
     for result in results:
-        scores[result.task_id][result.strategy] = result.score
+        scores[result.task_id][label(result)] = result.score
     return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
                   intents={r.task_id: r.intent for r in results})
 
@@ -188,7 +198,7 @@ def _sr_vs_cost(report: Report) -> str:
         parts += [f'<line x1="{x}" y1="{y_of(item.sr.low)}" x2="{x}" y2="{y_of(item.sr.high)}" stroke="{colour}" '
                   'stroke-width="2"/>',
                   f'<circle cx="{x}" cy="{y_of(item.sr.value)}" r="6" fill="{colour}"/>',
-                  f'<text x="{x + 10}" y="{y_of(item.sr.value) - 8}">{html.escape(item.strategy)}</text>']
+                  f'<text x="{x + 10}" y="{y_of(item.sr.value) - 8}">{html.escape(item.label)}</text>']
     parts.append("</svg>")
     return "".join(parts)
 
@@ -201,7 +211,7 @@ def _calls_by_role(report: Report) -> str:
     parts = [f'<svg role="img" aria-label="Model calls per task by role" width="{width}" height="{height}">']
     for i, item in enumerate(report.strategies):
         y, x = 10 + i * row, 130.0
-        parts.append(f'<text x="0" y="{y + 16}">{html.escape(item.strategy)}</text>')
+        parts.append(f'<text x="0" y="{y + 16}">{html.escape(item.label)}</text>')
         for j, role in enumerate(ROLES):
             calls = item.costs.calls.get(role, 0.0)
             length = calls / most * (width - 200)
@@ -220,25 +230,25 @@ def _calls_by_role(report: Report) -> str:
 def render_html(report: Report) -> str:
     e = html.escape
     rows = "".join(
-        f"<tr><td>{e(s.strategy)}</td><td>{_pct(s.sr)}</td><td>{_pct(s.sr_ac)}</td><td>{_pct(s.sr_ua)}</td>"
+        f"<tr><td>{e(s.label)}</td><td>{_pct(s.sr)}</td><td>{_pct(s.sr_ac)}</td><td>{_pct(s.sr_ua)}</td>"
         f"<td>{s.sr.tasks}</td><td>{sum(s.costs.calls.values()):.1f}</td><td>{s.costs.total_tokens:,.0f}</td>"
         f"<td>{s.costs.wall_s:.1f}</td><td>{s.costs.steps:.1f}</td><td>{s.costs.backtracks:.1f}</td>"
         f"<td>{s.costs.approvals_asked:.1f}</td><td>{e(', '.join(s.models))}</td><td>{e(', '.join(s.approvals))}</td>"
         "</tr>" for s in report.strategies)
     warning = ""
-    scripted = [s.strategy for s in report.strategies if s.scripted]
+    scripted = [s.label for s in report.strategies if s.scripted]
     if scripted:
         warning = (f'<p class="warn"><strong>Scripted or simulated model</strong> ({e(", ".join(scripted))}): these '
                    "figures show that the pipeline works, not how well a strategy plans.</p>")
 
     def grouped(title: str, pick: Callable[[StrategyReport], dict[str, Rate]]) -> str:
         names = sorted({n for s in report.strategies for n in pick(s)})
-        head = "".join(f"<th>{e(s.strategy)}</th>" for s in report.strategies)
+        head = "".join(f"<th>{e(s.label)}</th>" for s in report.strategies)
         body = "".join(f"<tr><td>{e(n)}</td>" + "".join(f"<td>{_pct(pick(s)[n]) if n in pick(s) else '–'}</td>"
                                                          for s in report.strategies) + "</tr>" for n in names)
         return f"<h2>{title}</h2><table><tr><th></th>{head}</tr>{body}</table>"
 
-    strategies = [s.strategy for s in report.strategies]
+    strategies = [s.label for s in report.strategies]
     task_rows = "".join(
         f"<tr><td>{task_id}</td><td style='text-align:left'>{e(report.intents[task_id])}</td>"
         + "".join(f"<td class='{'ok' if by.get(s, 0) == 1 else 'no'}'>{by[s]:g}</td>" if s in by else "<td>–</td>"

@@ -1,7 +1,7 @@
 """`branchwise eval`: each task on freshly seeded sandbox sites, in its own Chromium with the extension and its own
 backend, through the real pipeline; evaluated as WebArena evaluates it, and appended to a JSONL file as it finishes.
 
-Running the same command again resumes: tasks already in the results file for the same strategy are skipped.
+Running the same command again resumes: tasks already in the results file for the same strategy and model are skipped.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ class TaskResult(BaseModel):
     wall_s: float
 
 
-def done_tasks(path: Path, strategy: str) -> set[int]:
-    """Tasks already in the results file for `strategy`; a torn last line (a crash mid-write) is ignored."""
+def done_tasks(path: Path, strategy: str, model: str) -> set[int]:
+    """Tasks already in the results file for `strategy` with `model`; a torn last line (a crash mid-write) is
+    ignored."""
     if not path.exists():
         return set()
     done: set[int] = set()
@@ -87,7 +88,7 @@ def done_tasks(path: Path, strategy: str) -> set[int]:
         except ValueError:
             log.warning("%s line %d is not a result (cut short?); its task will run again", path, number)
             continue
-        if result.strategy == strategy:
+        if (result.strategy, result.model) == (strategy, model):
             done.add(result.task_id)
     return done
 
@@ -157,13 +158,18 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
         approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2))
 
 
+def progress_bar(done: int, total: int, width: int = 20) -> str:
+    filled = round(width * done / total) if total else width
+    return f"[{'#' * filled}{'.' * (width - filled)}]"
+
+
 async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: EvalOptions, out: Path,
                    say: Callable[[str], None], *, workers: int = 1) -> list[TaskResult]:
     """Runs the tasks not yet in `out/results.jsonl` for this strategy, `workers` at a time (each task in its own
     Chromium, backend and site copies), appending each result as soon as it is known; returns the new results."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_FILE
-    done = done_tasks(path, options.strategy)
+    done = done_tasks(path, options.strategy, model.client.config.model)
     end_torn_line(path)
     todo = [t for t in tasks if t.task_id not in done]
     if done:
@@ -181,10 +187,12 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
         results.append(result)
         count = len(results)
         eta = (time.perf_counter() - started) / count * (len(todo) - count)
-        say(f"[{count}/{len(todo)}] task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}):"
-            f" score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
-            + (f" — {result.eval_error}" if result.eval_error else "")
-            + (f"; about {eta / 60:.1f} min left" if count < len(todo) else ""))
+        solved = sum(r.score for r in results)
+        say(f"{progress_bar(count, len(todo))} {count}/{len(todo)}, SR so far {solved / count:.0%}"
+            + (f", about {eta / 60:.1f} min left" if count < len(todo) else "")
+            + f" | task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}): "
+            f"score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
+            + (f" — {result.eval_error}" if result.eval_error else ""))
 
     await asyncio.gather(*(one(task) for task in todo))
     return results
