@@ -62,6 +62,23 @@ def test_best_first_answers_at_a_state_judged_a_success_before_anything_was_answ
     assert [page_of(c) for c in run.value.calls] == [HOME_URL, BOOKS_URL, ORCHARD_URL]
 
 
+def test_best_first_does_not_end_on_a_stray_stop_at_a_state_wrongly_judged_a_success(tmp_path: Path) -> None:
+    """The value calls the start page a success by mistake; one sample of five answers there. The policy's own choice
+    is to go on, so search goes on and finds the answer (found by the simulated model at error rate 0.3)."""
+    policy = by_page({HOME_URL: [act("click [1]"), act("click [1]"), act("click [1]"), act("click [1]"),
+                                 act("stop [N/A]")],
+                      BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")})
+
+    def value(call: Call) -> str:
+        if answer_of(call) == "N/A":
+            return verdict("failure")  # judged with the answer in view, the stray stop is no success
+        return verdict("success") if page_of(call) in (HOME_URL, ORCHARD_URL) else verdict("failure", "yes")
+
+    run = search_site(tmp_path, best_first(), policy, value)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
+
+
 def test_best_first_keeps_the_budget_exact_and_never_scores_a_state_twice(tmp_path: Path) -> None:
     """B2: with c = 2, the second state scored is not expanded in that round; the next round does not re-score it."""
     def value(call: Call) -> str:

@@ -159,15 +159,18 @@ class _Run:
 
     async def _consider(self, node: Node, root: Node, heap: list[_Entry], *, expand: bool) -> Node | None:
         """Expand a scored node: always at the threshold (the policy may stop there), otherwise while the budget can
-        still score its children and the depth allows. Returns the stop state when the policy answers at a success."""
+        still score its children and the depth allows. Returns the stop state when the policy answers at a success
+        (its most proposed action is a stop)."""
         success = _value(node) >= self.config.threshold
         if not success and not (expand and node.depth - root.depth < self.config.max_depth):
             return None
         items = await self._expand(node)
-        stops = [i for i in items if isinstance(i.action, Stop)]
-        if success and stops:
-            # The page is judged done and the policy answers there: that answer is the result (B1).
-            best = max(stops, key=lambda i: i.reward)
+        top = max(items, key=lambda i: i.reward, default=None)
+        if success and top is not None and isinstance(top.action, Stop):
+            # The page is judged done and the policy's most proposed action is to answer there: that answer is the
+            # result (B1). A stop only a few samples propose waits in the frontier like any other proposal: a value
+            # judged a success by mistake must not end the run with a stray answer.
+            best = top
             self._ran(best)
             await self.ctx.trace.progress(f"#{node.id} is judged a success and the policy answers there")
             return stop_node(self.ctx, node, best)
