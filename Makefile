@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo lint test unit e2e bench schema clean
+.PHONY: setup system demo lint test unit e2e bench bench-simulated schema clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -43,6 +43,12 @@ bench: setup
 	$(BIN)/python -m branchwise.bench.safety
 	$(BIN)/python -m branchwise.bench.gate
 	$(BIN)/python -m branchwise.bench.adversarial
+
+# The strategies on the task suite with the simulated model (about 45 min per error rate for both splits on 2 cores).
+E ?= 0.3
+SPLITS ?= dev test
+bench-simulated: setup
+	scripts/bench-simulated "$(E)" "$(SPLITS)"
 
 schema: setup
 	$(BIN)/branchwise schema --write protocol
