@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.core.usage import Usage
-from branchwise.harness.report import build_report, load_results, render_html, wilson, write_report
+from branchwise.harness.report import build_report, load_results, render_html, render_markdown, wilson, write_report
 from branchwise.harness.run import TaskResult
 
 
@@ -63,7 +63,7 @@ def test_folders_merge_and_the_latest_result_of_a_task_wins(tmp_path: Path) -> N
     assert sorted((r.strategy, r.task_id, r.score) for r in load_results([first, second])) == [
         ("action_aware", 2, 1.0), ("greedy", 1, 1.0)]
     report = write_report([first, second], tmp_path / "report")
-    assert (tmp_path / "report" / "report.json").exists()
+    assert (tmp_path / "report" / "report.json").exists() and (tmp_path / "report" / "report.md").exists()
     page = (tmp_path / "report" / "report.html").read_text()
     assert page.count("<svg") == 2 and "action_aware" in page and "greedy" in page
     assert [s.strategy for s in report.strategies] == ["action_aware", "greedy"]
@@ -85,3 +85,6 @@ def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_m
     assert all(s.scripted for s in report.strategies)
     assert report.scores[1] == {"greedy · simulated:0.1": 1.0, "greedy · simulated:0.5": 0.0}
     assert "greedy · simulated:0.5" in render_html(report)
+    table = render_markdown(report).splitlines()
+    assert len(table) == 4 and table[2].startswith("| greedy | simulated:0.1 (simulated/scripted) | 2 | 100.0% [")
+    assert "| 50.0% [" in table[3]

@@ -268,10 +268,28 @@ def render_html(report: Report) -> str:
         + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
 
 
+def _md_rate(rate: Rate) -> str:
+    return f"{rate.value:.1%} [{rate.low:.0%}–{rate.high:.0%}]" if rate.tasks else "–"
+
+
+def render_markdown(report: Report) -> str:
+    """The summary table as Markdown (for BENCHMARKS.md): SR with intervals and costs per task, side by side."""
+    lines = ["| strategy | model | tasks | SR [95 % CI] | SR_AC | SR_UA | calls | tokens | wall s | steps "
+             "| backtracks |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|"]
+    for s in report.strategies:
+        flag = " (simulated/scripted)" if s.scripted else ""
+        lines.append(f"| {s.strategy} | {', '.join(s.models)}{flag} | {s.sr.tasks} | {_md_rate(s.sr)} | "
+                     f"{_md_rate(s.sr_ac)} | {_md_rate(s.sr_ua)} | {sum(s.costs.calls.values()):.1f} | "
+                     f"{s.costs.total_tokens:,.0f} | {s.costs.wall_s:.1f} | {s.costs.steps:.1f} | "
+                     f"{s.costs.backtracks:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(folders: Sequence[Path], out: Path) -> Report:
-    """Merges the folders' results and writes out/report.json and out/report.html."""
+    """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md."""
     report = build_report(load_results(folders), [str(f) for f in folders])
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(report), encoding="utf-8")
     return report
