@@ -4,6 +4,7 @@ solution on pages captured from the sandbox sites, errs at rate E, and judges tr
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from branchwise.actions import Click, GoBack, Stop, Type, parse_response
 from branchwise.harness.evaluators import fuzzy_match, ua_match
 from branchwise.harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec
 from branchwise.harness.simulated.page import parse_page
-from branchwise.harness.simulated.progress import Progress
+from branchwise.harness.simulated.progress import Progress, same_action
 from branchwise.harness.simulated.prompts import read_request
 from branchwise.harness.tasks import TaskConfig, load_tasks
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
@@ -237,3 +238,47 @@ def test_over_http_it_is_labelled_simulated_and_grades_answers_truthfully(tasks:
     assert (good, bad, same, other) == (1.0, 0.0, 1.0, 0.0)
     assert "no task" in unknown
     assert Counter(engine.uses()) == Counter({"fuzzy_judge": 2, "ua_judge": 2})
+
+
+def test_the_task_is_the_prompts_own_even_when_retrieved_examples_quote_a_longer_one(
+        tasks: dict[int, TaskConfig]) -> None:
+    engine = SimulatedEngine(list(tasks.values()), SimulatedSpec(error_rate=0.0))
+    task, page = tasks[3034], page_text("tracker_dashboard")
+    other = max(tasks.values(), key=lambda t: len(t.intent))
+    assert len(other.intent) > len(task.intent)
+    examples = f"Steps that worked on similar tasks before:\n1. Task: {other.intent}\n   Action: click [3]"
+    messages = build_cot_messages(f"{task.intent}\n{examples}", page, parse_page(page).url, None)
+    assert action_of(answer(engine, prompt(messages))[0]) == Click(27)  # Explore: the star task's first step
+
+
+def test_a_typed_secret_shown_masked_is_still_the_reference_step() -> None:
+    card = Type(1163, "4242 4242 4242 4242", press_enter=False)
+    assert same_action(Type(1163, "••••••", press_enter=False), card)
+    assert not same_action(Type(1164, "••••••", press_enter=False), card)
+    assert not same_action(Type(1163, "4000 0000 0000 0002", press_enter=False), card)
+
+
+def test_draws_do_not_depend_on_element_ids_or_the_sites_ports(tasks: dict[int, TaskConfig]) -> None:
+    page = page_text("tracker_dashboard")  # short enough not to be cut: longer ids would move the cut
+    moved = re.sub(r"\[(\d+)\]", lambda m: f"[{int(m.group(1)) + 1000}]", page).replace("127.0.0.1:", "127.0.0.1:1")
+
+    def labels(text: str) -> list[str]:
+        engine = SimulatedEngine(list(tasks.values()), SimulatedSpec(error_rate=0.5, seed=3))
+        replies = answer(engine, policy_prompt(tasks[3034], text, greedy=True), n=40)
+        return ["random" if "random action" in r else "reference" for r in replies]
+
+    assert labels(page) == labels(moved) and "random" in labels(page) and "reference" in labels(page)
+
+
+def test_stopping_before_a_page_task_is_done_is_judged_off_track(tasks: dict[int, TaskConfig]) -> None:
+    engine = SimulatedEngine(list(tasks.values()), SimulatedSpec(error_rate=0.0))
+    task, page = tasks[2019], page_text("forum_home")  # "Show me the posts in f/movies sorted by newest first"
+    messages = build_value_messages(task.intent, page, "http://x/", [], "N/A")
+    assert parse_value(answer(engine, prompt(messages))[0]) == 0.0
+
+
+def test_an_action_the_page_refused_is_not_taken_as_done(tasks: dict[int, TaskConfig]) -> None:
+    page = page_text("tracker_dashboard")
+    failed = prompt(build_cot_messages(tasks[3034].intent, page, parse_page(page).url,
+                                       "click [27] (it failed: the element is hidden)"))
+    assert read_request(failed).last_action is None

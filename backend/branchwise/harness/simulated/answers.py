@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...actions import INFEASIBLE_ANSWER, Action, Click, GoBack, Scroll, Stop, Type
 from ..tasks import SolutionStep, TaskConfig
 from .page import TYPEABLE, Page
-from .progress import Position, Progress, signature
+from .progress import Position, Progress, same_action
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 _NOT_AVAILABLE = re.compile(r"\bn/?a\b|\bnot\b|\bno\b|cannot|can't|unavailable|does(?: not|n't) exist", re.I)
@@ -118,6 +118,8 @@ def value_truth(known: Known, position: Position, answer: str | None) -> Verdict
         return ("failure", "yes") if position.on_path else ("failure", "no")
     if finished:
         return "success", "yes"
+    if answer is not None:
+        return "failure", "no"  # stopped before the page was reached or the change made
     return ("failure", "yes") if position.on_path else ("failure", "no")
 
 
@@ -148,7 +150,7 @@ def action_right(known: Known, page: Page, position: Position, proposed: Action 
         return isinstance(proposed, Stop) and (not known.seeks_information
                                                 or answer_correct(known.answer, proposed.answer))
     reference = known.progress.action(position.index, page)
-    return reference is not None and signature(reference) == signature(proposed)
+    return reference is not None and same_action(proposed, reference)
 
 
 def reward_reply(known: Known, position: Position, right: bool, prompt_text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -37,6 +38,8 @@ from .prompts import Request, read_request
 log = logging.getLogger(__name__)
 
 PREFIX = "simulated"
+# Element ids and the sandbox sites' origins change from run to run; the draws must not.
+_VOLATILE = re.compile(r"\[\d+\]|https?://127\.0\.0\.1:\d+")
 UNKNOWN_REPLY = "Simulated model: this prompt is about no task it knows. ```stop [N/A]```"
 
 
@@ -86,9 +89,8 @@ class SimulatedEngine:
     def spec(self) -> SimulatedSpec:
         return self._spec
 
-    def _task_of(self, prompt: Prompt) -> Known | None:
-        user = "\n".join(m.text for m in prompt.messages if m.role == "user")
-        intent = next((i for i in self._intents if i in user), None)
+    def _task_of(self, stated: str) -> Known | None:
+        intent = stated if stated in self._tasks else next((i for i in self._intents if i in stated), None)
         if intent is None:
             return None
         if intent not in self._known:
@@ -97,17 +99,20 @@ class SimulatedEngine:
             self._known[intent] = Known(task, Progress(tuple(task.reference_solution.steps)))
         return self._known[intent]
 
-    def _rng(self, prompt: Prompt) -> random.Random:
-        digest = hashlib.sha256(prompt.all_text.encode()).hexdigest()
+    def _rng(self, prompt: Prompt, *, again: bool) -> random.Random:
+        """Seeded by the seed and the prompt without what differs between runs (element ids, the sites' ports);
+        `again`: a repeated prompt draws anew (a policy retried), else it gets the same draws (a judge asked twice)."""
+        digest = hashlib.sha256(_VOLATILE.sub("#", prompt.all_text).encode()).hexdigest()
         self._asked[digest] += 1
-        seed = hashlib.sha256(f"{self._spec.seed}:{digest}:{self._asked[digest]}".encode()).digest()
+        count = self._asked[digest] if again else 0
+        seed = hashlib.sha256(f"{self._spec.seed}:{digest}:{count}".encode()).digest()
         return random.Random(int.from_bytes(seed[:8], "big"))
 
     def select(self, prompt: Prompt, n: int) -> Selection:
         with self._lock:
             request = read_request(prompt)
-            known = self._task_of(prompt)
-            rng = self._rng(prompt)
+            known = self._task_of(request.task)
+            rng = self._rng(prompt, again=request.kind == "policy")
             if known is None or request.kind == "unknown":
                 log.warning("simulated model: a %s prompt for no known task; answering stop [N/A]", request.kind)
                 return Selection(rule=None, replies=(Reply(text=UNKNOWN_REPLY),) * n)

@@ -3,6 +3,7 @@ the parts the simulated model answers from: the page, the last action taken, the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ _MARKERS: tuple[tuple[PromptKind, str], ...] = (
 )
 _NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
 _SEEN = " (seen: "
+_FAILED = " (it failed: "
+# Where each kind of prompt names the task (the rest of the prompt may quote other tasks: retrieved examples).
+_TASK_FIELDS = ("OBJECTIVE:", "User task:", "Task:", "question:", "Task_1 =")
 
 
 @functools.cache
@@ -58,6 +62,8 @@ def _last_action(block: str | None) -> Action | None:
         return None
     lines = [line.strip() for line in block.splitlines() if line.strip()]
     for line in reversed(lines):
+        if _FAILED in line:
+            return None  # greedy's note on an action the page refused: it was not taken
         numbered = _NUMBERED.match(line)
         text = numbered["action"] if numbered else line
         if _SEEN in text:
@@ -88,12 +94,36 @@ class Request:
     last_action: Action | None = None
     # No action has been taken yet: the task's starting page.
     start: bool = False
+    # The task as the prompt states it (its first line: a rephrasing or examples may follow).
+    task: str = ""
     answer: str | None = None
     proposed: Action | None = None
     reference: str = ""
 
 
+def task_of(text: str, fields: tuple[str, ...] = _TASK_FIELDS) -> str:
+    """The task named in a prompt's own field (its first line: a rephrasing or retrieved examples may follow):
+    `OBJECTIVE: ...` (policy), `User task: ...`, `Task: ...`, `question: ...` or `Task_1 = ...`."""
+    for line in text.splitlines():
+        for field in fields:
+            if line.startswith(field):
+                return line[len(field):].strip()
+    return ""
+
+
 def read_request(prompt: Prompt) -> Request:
+    request = _read(prompt)
+    fields = ("OBJECTIVE:",) if request.kind == "policy" else _TASK_FIELDS
+    return dataclasses.replace(request, task=task_of(_task_turn(prompt), fields))
+
+
+def _task_turn(prompt: Prompt) -> str:
+    users = [m.text for m in prompt.messages if m.role == "user"]
+    showing = [text for text in users if "OBSERVATION:" in text]
+    return (showing or users or [""])[-1]
+
+
+def _read(prompt: Prompt) -> Request:
     kind = prompt_kind(prompt)
     if kind == "policy":
         # The last turn showing a page: a retry after an invalid answer adds turns without one.
