@@ -13,12 +13,11 @@ from pydantic import SecretStr
 
 from .core.status import ROLES, Role
 from .llm import LLMClient, LLMConfig
-from .scripted_model import Script, ScriptedModelServer
+from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
 from .search.roles import ModelRoles, RoleModel
 from .settings import Settings
 
 log = logging.getLogger(__name__)
-
 
 
 class ModelNotConfigured(RuntimeError):
@@ -71,12 +70,20 @@ async def open_model(
             described = "".join(f", {role} model {c.config.model}" for role, c in extra.items())
             yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described}", extra)
         return
-    server = ScriptedModelServer(chosen)
+    async with serve_model(chosen, "scripted", "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
+        yield setup
+
+
+@contextlib.asynccontextmanager
+async def serve_model(source: Script | ReplyEngine, name: str, description: str) -> AsyncIterator[ModelSetup]:
+    """A model that is not an LLM (a script, the simulated model) served over HTTP like any OpenAI-compatible
+    endpoint, so the run's own client code is used. `description` may name the server's `{url}`."""
+    server = ScriptedModelServer(source, ServerConfig(model_name=name))
     await asyncio.to_thread(server.start)
     try:
-        config = LLMConfig(base_url=server.base_url, api_key=SecretStr("scripted"), model="scripted")
+        config = LLMConfig(base_url=server.base_url, api_key=SecretStr(name), model=name)
         async with LLMClient(config) as client:
-            yield ModelSetup(client, True, f"SCRIPTED model at {server.base_url} (canned answers, not a real model)")
+            yield ModelSetup(client, True, description.replace("{url}", server.base_url))
     finally:
         await asyncio.to_thread(server.stop)
 
