@@ -4,6 +4,7 @@ solution on pages captured from the sandbox sites, errs at rate E, and judges tr
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from pydantic import SecretStr
 from branchwise.actions import Click, GoBack, Stop, Type, parse_response
 from branchwise.harness.evaluators import fuzzy_match, ua_match
 from branchwise.harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec
+from branchwise.harness.simulated.answers import wrong_verdict
 from branchwise.harness.simulated.page import parse_page
 from branchwise.harness.simulated.progress import Progress, same_action
 from branchwise.harness.simulated.prompts import read_request
@@ -186,8 +188,17 @@ def test_the_value_judge_tells_the_truth_unless_it_errs(tasks: dict[int, TaskCon
 
     assert value(0.0, "It costs $34.50.") == 1.0
     assert value(0.0, "It costs $12.00.") == 0.0
-    assert value(1.0, "It costs $34.50.") != 1.0
-    assert value(1.0, "It costs $12.00.") != 0.0
+    # A wrong verdict is one step away from the truth: never a wrong answer taken for a success.
+    assert value(1.0, "It costs $34.50.") == 0.5
+    assert value(1.0, "It costs $12.00.") == 0.5
+
+
+def test_a_wrong_value_verdict_is_a_neighbour_of_the_truth() -> None:
+    rng = random.Random(0)
+    success, on_track, off_track = ("success", "yes"), ("failure", "yes"), ("failure", "no")
+    assert {wrong_verdict(success, rng) for _ in range(50)} == {on_track}
+    assert {wrong_verdict(off_track, rng) for _ in range(50)} == {on_track}
+    assert {wrong_verdict(on_track, rng) for _ in range(50)} == {success, off_track}
 
 
 def test_the_reward_judge_marks_the_reference_step_as_progress_unless_it_errs(tasks: dict[int, TaskConfig]) -> None:

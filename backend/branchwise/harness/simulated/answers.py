@@ -1,8 +1,10 @@
 """The simulated model's replies, one function per prompt kind, in the formats the backend parses.
 
 The policy takes the reference step with probability 1 - E and a random action of the page otherwise; the value and
-reward judgements are the truth, replaced by a wrong verdict with probability E. The evaluation judges (fuzzy_match,
-ua_match) always tell the truth: they measure, they are not under test.
+reward judgements are the truth, replaced by a wrong verdict with probability E. A wrong value verdict is a neighbour
+of the truth on the scale success / on track / off track: a judge mistakes "nearly done" for "done", not a blank page
+for a finished task (with errors drawn uniformly, best_first spent its budget chasing false successes on unrelated
+pages). The evaluation judges (fuzzy_match, ua_match) always tell the truth: they measure, they are not under test.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def policy_reply(known: Known, page: Page, position: Position, wander: bool, rng
 
 
 Verdict = tuple[str, str]
+# Ordered from best to worst: a wrong verdict is one step away from the truth.
 _VERDICTS: tuple[Verdict, ...] = (("success", "yes"), ("failure", "yes"), ("failure", "no"))
 
 
@@ -123,8 +126,13 @@ def value_truth(known: Known, position: Position, answer: str | None) -> Verdict
     return ("failure", "yes") if position.on_path else ("failure", "no")
 
 
+def wrong_verdict(truth: Verdict, rng: random.Random) -> Verdict:
+    k = _VERDICTS.index(truth)
+    return rng.choice([_VERDICTS[j] for j in (k - 1, k + 1) if 0 <= j < len(_VERDICTS)])
+
+
 def value_reply(truth: Verdict, wrong: bool, rng: random.Random) -> str:
-    verdict = rng.choice([v for v in _VERDICTS if v != truth]) if wrong else truth
+    verdict = wrong_verdict(truth, rng) if wrong else truth
     note = "a wrong verdict (simulated error)" if wrong else "the true verdict"
     return (f"Thoughts: Simulated judge: {note}.\nStatus: {verdict[0]}\n"
             f"On the right track to success: {verdict[1]}")
