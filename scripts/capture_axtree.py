@@ -94,6 +94,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("shadow_dom", "shadow.html"),
     Plan("hidden", "hidden.html"),
     Plan("repeated_text", "repeated_text.html"),
+    Plan("pruning", "pruning.html"),
     Plan("large", "large.html", gzipped=True),
 )
 

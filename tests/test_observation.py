@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.observation import ObservationConfig, process
+from branchwise.observation.prune import repeats_name
 from branchwise.observation.redact import is_sensitive_field, looks_like_card_number, luhn_valid
 from branchwise.observation.render import quote
 from branchwise.observation.tree import RawNode
@@ -120,7 +121,7 @@ def test_hidden_elements_are_absent() -> None:
         assert all(hidden not in element.name for element in view.elements.values())
 
 
-def test_repeated_static_text_is_dropped() -> None:
+def test_text_is_dropped_only_where_its_container_already_says_it() -> None:
     obs = load("repeated_text")
     view = process(obs)
     i = partial(raw_id, obs)
@@ -128,17 +129,62 @@ def test_repeated_static_text_is_dropped() -> None:
         f"[{i('RootWebArea', 'Orders')}] RootWebArea 'Orders'",
         # the heading's own text is in its name
         f"\t[{i('heading', 'Orders')}] heading 'Orders'",
+        # the same status twice in a row is two facts of the page: both stay
         f"\t[{i('StaticText', 'Shipped', 0)}] StaticText 'Shipped'",
-        # the second 'Shipped' repeats the line just above: dropped
+        f"\t[{i('StaticText', 'Shipped', 1)}] StaticText 'Shipped'",
         f"\t[{i('StaticText', 'Pending')}] StaticText 'Pending'",
         f"\t[{i('StaticText', 'Paid')}] StaticText 'Paid'",
         f"\t[{i('StaticText', 'Refunded')}] StaticText 'Refunded'",
-        # four lines after the first one: outside the window of 3, kept
         f"\t[{i('StaticText', 'Shipped', 2)}] StaticText 'Shipped'",
         # the link's and the button's texts are their names
         f"\t[{i('link', 'Order 1001')}] link 'Order 1001'",
         f"\t[{i('button', 'Details')}] button 'Details'",
     ]
+
+
+# Cases that WebArena's rule (drop a text found in any of the 3 lines above) got wrong on third-party pages.
+
+
+@pytest.fixture(scope="module")
+def pruning() -> tuple[Observation, list[str]]:
+    obs = load("pruning")
+    return obs, body(process(obs).text)
+
+
+def test_a_clickable_word_quoted_by_the_instruction_above_it_stays(pruning: tuple[Observation, list[str]]) -> None:
+    obs, lines = pruning
+    quoted = f"\t[{raw_id(obs, 'StaticText', 'Neque,')}] StaticText 'Neque,'"
+    assert lines[1] == "\t[{}] StaticText 'Click on the link \"Neque,\".'".format(
+        raw_id(obs, "StaticText", 'Click on the link "Neque,".'))
+    assert lines[2] == quoted
+
+
+def test_an_instructions_first_word_found_in_the_page_title_stays(pruning: tuple[Observation, list[str]]) -> None:
+    obs, lines = pruning
+    first = lines.index(f"\t[{raw_id(obs, 'StaticText', 'Click')}] StaticText 'Click'")
+    assert lines[first + 1].endswith("StaticText 'the button below.'")
+
+
+def test_characters_typed_one_text_node_each_all_stay(pruning: tuple[Observation, list[str]]) -> None:
+    _, lines = pruning
+    console = next(k for k, line in enumerate(lines) if "generic 'Console'" in line)
+    typed = [re.sub(r"^\s*\[\d+\] StaticText ", "", line) for line in lines[console + 1:console + 6]]
+    assert typed == ["'l'", "'s'", "'-'", "'l'", "'a'"]  # "ls -la": only the blank between is not a line
+
+
+def test_a_nameless_focusable_box_is_kept_and_a_links_own_label_is_not_repeated(
+        pruning: tuple[Observation, list[str]]) -> None:
+    _, lines = pruning
+    assert lines[-2].endswith("link 'Order 1001'")
+    assert re.fullmatch(r"\t\[\d+\] generic ''", lines[-1])  # tabindex=0, a click handler and no text
+
+
+def test_repeats_name_matches_whole_words_only() -> None:
+    assert repeats_name("Order 1001", "Order 1001")
+    assert repeats_name("Order", "Order 1001")
+    assert repeats_name("Neque,", "Click on Neque, now")
+    assert not repeats_name("l", "Console")
+    assert not repeats_name("  ", "Console")
 
 
 def test_shadow_dom_content_is_present() -> None:

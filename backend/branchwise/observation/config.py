@@ -26,7 +26,5 @@ class ObservationConfig(BaseModel):
     # Replace values of password and payment-card fields by `mask`.
     redact: bool = True
     mask: str = "••••"
-    # A StaticText is dropped when its text is part of one of this many preceding lines (WebArena uses 3).
-    repeat_window: int = 3
     # A child frame's RootWebArea adds a line that only repeats its Iframe node; lift its content under the Iframe.
     lift_frame_roots: bool = True

@@ -1,21 +1,22 @@
-"""Which AX nodes become lines, in the spirit of WebArena and BrowserGym.
+"""Which AX nodes become lines, in the spirit of WebArena and BrowserGym, without ever losing an element.
 
 A node is either kept (one line), lifted (no line; its children take its place) or dropped with its subtree.
 - dropped: InlineTextBox, LineBreak and ListMarker (they repeat their parent's text or are bullets); the internals of
   a native text field (its value is printed as `value:`); the content of a redacted field;
 - lifted: ignored nodes (their non-ignored descendants stay), nodes without a backendDOMNodeId (nothing to act on),
   a child frame's document node (its Iframe node already stands for it), and nameless nodes of the container roles
-  below that have no printed property;
-- StaticText is dropped when empty, when its text is part of the nearest kept ancestor's name (a link's own label),
-  or when it is part of the name or value of one of the last `repeat_window` lines. WebArena compares against whole
-  lines, so ids and roles could match; here only names and values count. Text inside a <label> (LabelText) is also
-  dropped when the next line is a control whose name contains it: `textbox 'Email'` already says it.
+  below that have no printed property and cannot take the focus (a focusable box is something to act on);
+- StaticText is dropped when it is blank or when it repeats the name of its nearest kept ancestor (a link's own
+  label), word for word. WebArena also drops a text found in any of the 3 lines before it; that lost a clickable word
+  quoted by the instruction above it, an instruction's first word found in the page title, and typed characters, so
+  text elsewhere on the page never counts. Text inside a <label> (LabelText) is also dropped when the next line is a
+  control whose name contains it: `textbox 'Email'` already says it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+import re
 from dataclasses import dataclass, field
 
 from branchwise.observation.config import ObservationConfig
@@ -81,13 +82,18 @@ def shown_props(props: dict[str, str], config: ObservationConfig) -> list[tuple[
     return shown
 
 
+def repeats_name(text: str, name: str) -> bool:
+    """The text is the name or a run of whole words of it ("Order" of "Order 1001", not "l" of "Console")."""
+    words = text.strip()
+    return bool(words) and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", name) is not None
+
+
 class _Pruner:
     def __init__(self, ids: IdMap, config: ObservationConfig, extra_sensitive: frozenset[tuple[str | None, int]]):
         self.ids = ids
         self.config = config
         self.extra_sensitive = extra_sensitive
         self.kept_props = frozenset(config.render_props) | frozenset(config.keep_props)
-        self.recent: deque[str] = deque(maxlen=max(config.repeat_window, 1))
         self.out: list[KeptNode] = []
         # A label's text waits for the next line: if that line is the control it names, the text is dropped.
         self.pending_label: KeptNode | None = None
@@ -128,7 +134,7 @@ class _Pruner:
             return None, True
         if node.role == "StaticText":
             self.flush_label()
-            if self.text_is_new(node.name, visit):
+            if node.name.strip() and not repeats_name(node.name, visit.parent_name):
                 kept = self.make(visit, node.value, False, {})
                 if visit.in_label:
                     self.pending_label, self.pending_parent = kept, visit.parent
@@ -140,7 +146,7 @@ class _Pruner:
         value = self.config.mask if redacted else node.value
         props = {k: v for k, v in node.props.items() if k in self.kept_props}
         if (not node.name and node.role in LIFTED_WHEN_NAMELESS and not value
-                and not shown_props(props, self.config)):
+                and not shown_props(props, self.config) and node.props.get("focusable") != "True"):
             return None, True
         if self.pending_label is not None and self.pending_label.raw.name in node.name:
             self.pending_label = None
@@ -150,11 +156,6 @@ class _Pruner:
         self.append(kept, visit.parent)
         native_field = node.role in TEXT_FIELD_ROLES and node.props.get("editable") == "plaintext"
         return kept, not (redacted or native_field)
-
-    def text_is_new(self, text: str, visit: _Visit) -> bool:
-        if not text or text in visit.parent_name:
-            return False
-        return not any(text in line for line in self.recent)
 
     def make(self, visit: _Visit, value: str, redacted: bool, props: dict[str, str]) -> KeptNode:
         node = visit.node
@@ -176,8 +177,6 @@ class _Pruner:
         if parent is not None:
             parent.children.append(kept.id)
         self.out.append(kept)
-        name = kept.raw.name
-        self.recent.append(name if kept.redacted or not kept.value else f"{name} {kept.value}")
 
     def flush_label(self) -> None:
         if self.pending_label is not None:
