@@ -117,6 +117,26 @@ def test_best_first_moves_the_browser_to_the_page_the_chosen_answer_was_read_fro
     assert end.parent_id == books and end.url == BOOKS_URL
 
 
+def test_best_first_gives_the_answer_it_found_when_nothing_was_judged_a_success(tmp_path: Path) -> None:
+    """Every state, the answer included, is judged on track and none better than the start: rather than end with
+    nothing ("search found no state better than where it started"), the run gives the answer it found (seen with the
+    simulated model at error rate 0.3: the judge wrongly doubted the right answer)."""
+    run = search_site(tmp_path, best_first(), by_page(WALK), lambda call: verdict("failure", "yes"))
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "answering with the best answer found" in run.outcome.reason
+    assert run.env.url == ORCHARD_URL
+    assert trajectory(run)[-1] == "stop [1997]"
+
+
+def test_best_first_gives_no_answer_the_value_function_rejected(tmp_path: Path) -> None:
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if answer_of(call) else "yes")
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    assert run.outcome.status == "failed"
+    assert run.outcome.reason == "search found no state better than where it started"
+
+
 def test_best_first_never_runs_a_destructive_proposal_while_exploring(tmp_path: Path) -> None:
     policy = by_page({HOME_URL: act("click [1]"),
                       BOOKS_URL: [act("click [3]"), act("click [3]"), act("click [3]"), act("click [2]")],

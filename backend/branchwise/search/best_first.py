@@ -14,6 +14,8 @@ Where this departs from a literal reading of the paper, and why:
 - Destructive proposals are never run while exploring (the paper excludes them from search); one runs, with the user's
   approval, only when the best state found needs it: no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
+- A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
+  found instead, if any was judged better than off track: a question answered "on track" beats no answer at all.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ class _Run:
             if found.id == root.id:
                 moved = await self._needed_destructive(root)
                 if moved is None:
-                    return ctx.failed(self._why_stuck(root))
+                    return await self._give_up(root, self._why_stuck(root))
                 root = moved
                 continue
             _, why = await reach(ctx, found, None)
@@ -107,7 +109,21 @@ class _Run:
             root = found
             await ctx.trace.chose([n.id for n in tree.lineage(found.id)])
             await ctx.trace.nodes(list(tree))
-        return ctx.failed(f"no answer after {self.config.max_rounds} search rounds")
+        return await self._give_up(tree[tree.root_id], f"no answer after {self.config.max_rounds} search rounds")
+
+    async def _give_up(self, root: Node, why: str) -> SearchOutcome:
+        """End without a success: with the best answer found, if the value function did not reject it outright (the
+        user asked a question, and an answer judged on track beats none), else failed with `why`."""
+        answers = [n for n in self.tree if n.status == "terminal" and _value(n) > 0
+                   and self.tree.is_below_root(n.id)]
+        if not answers:
+            return self.ctx.failed(why)
+        end = max(answers, key=lambda n: (_value(n), n.reward, -n.id))
+        note = (f"{why}; answering with the best answer found, #{end.id} (value {_value(end):.2f}, below the "
+                f"threshold {self.config.threshold:.2f})")
+        await self.ctx.trace.progress(note)
+        await answer_at(self.ctx, end)
+        return SearchOutcome("finished", answer=end.answer or "", reason=note)
 
     async def _round(self, root: Node) -> Node:
         """One best-first search from `root`: a stop state at the threshold, or the best state found."""
