@@ -95,6 +95,23 @@ def test_best_first_keeps_the_budget_exact_and_never_scores_a_state_twice(tmp_pa
     assert "search round 2 from #1" in run.shown
 
 
+def test_best_first_step_limit_counts_committed_actions_not_exploring(tmp_path: Path) -> None:
+    """Exploring is bounded by the budget, as in the paper: a limit of 1 step does not stop the first round from
+    running the two clicks and the answer it explores (it stopped there, failing most dev tasks at the eval's 30)."""
+    def value(call: Call) -> str:
+        if answer_of(call) == "1997":
+            return verdict("success")
+        return verdict("failure", "no" if page_of(call) == HOME_URL else "yes")
+
+    run = search_site(tmp_path, best_first(max_steps=1), by_page(WALK), value)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    # The limit is checked before a round: committed to Books after a first round, the second one never starts.
+    two_rounds = best_first(max_steps=1, budget=2)
+    stopped = search_site(tmp_path / "two", two_rounds, by_page(WALK), value)
+    assert stopped.outcome.status == "failed"
+    assert stopped.outcome.reason == "reached the step limit (1) without an answer"
+
+
 def test_best_first_moves_the_browser_to_the_page_the_chosen_answer_was_read_from(tmp_path: Path) -> None:
     """B3: the stop proposed on Books wins after Orchard was explored; the tab must show Books again."""
     policy = by_page({HOME_URL: act("click [1]"),

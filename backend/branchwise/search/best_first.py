@@ -51,7 +51,8 @@ class BestFirstConfig(BaseModel):
     temperature: float = 1.0
     # Rounds of search-then-commit before giving up.
     max_rounds: int = Field(default=5, ge=1)
-    # Actions run in the browser (exploring and replays aside) before giving up.
+    # Actions committed to (exploring and replays aside) before giving up; checked before each round, so a round may
+    # commit up to max_depth more. Exploring is bounded by the budget and the rounds, as in the paper.
     max_steps: int = Field(default=20, ge=1)
     history: int = Field(default=5, ge=0)
     value: ValueConfig = ValueConfig()
@@ -82,7 +83,6 @@ class _Run:
         # `_needed_destructive` runs one).
         self.proposals: dict[int, list[FrontierItem]] = {}
         self.seq = 0
-        self.steps = 0
 
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
@@ -90,6 +90,8 @@ class _Run:
         ctx.state.current = root.id
         await ctx.trace.node(root)
         for round_index in range(1, self.config.max_rounds + 1):
+            if root.depth >= self.config.max_steps:
+                return await self._give_up(root, self._why_stuck(root))
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
             found = await self._round(root)
             root = tree[tree.root_id]
@@ -135,7 +137,7 @@ class _Run:
             scored += 1
         best = root
         end = await self._consider(root, root, heap, expand=scored < config.budget)
-        while end is None and heap and scored < config.budget and self.steps < config.max_steps:
+        while end is None and heap and scored < config.budget:
             *_, item = heapq.heappop(heap)
             parent = tree[item.node_id]
             if not tree.is_below_root(parent.id) or parent.unreachable:
@@ -154,8 +156,6 @@ class _Run:
                 continue  # kept in `proposals`: run only if the best state needs it
             self._ran(item)
             step = await advance(self.ctx, parent, item)
-            if step.node is not None:
-                self.steps += 1
             if step.changed_site:
                 assert step.node is not None
                 root = best = step.node
@@ -245,7 +245,6 @@ class _Run:
             step = await advance(self.ctx, node, item)
             if step.node is None:
                 continue
-            self.steps += 1
             if step.changed_site:
                 return step.node
             # It ran and failed without sending anything: the next one, if any.
@@ -269,7 +268,7 @@ class _Run:
             items.remove(item)
 
     def _why_stuck(self, root: Node) -> str:
-        if self.steps >= self.config.max_steps:
+        if root.depth >= self.config.max_steps:
             return f"reached the step limit ({self.config.max_steps}) without an answer"
         if _value(root) >= self.config.threshold:
             return f"#{root.id} was judged a success, but the model never proposed to stop there"
