@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from branchwise.actions import Click, GoBack, Goto
 from branchwise.core.approval import ScriptedApprover
+from branchwise.protocol import NavigationInfo
 from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
 from branchwise.search.context import SearchOutcome
+from branchwise.search.step import back_within_trajectory
+from branchwise.search.tree import Node
 from branchwise.search.value import ValueConfig
 
 from fake_models import Call
@@ -219,3 +223,20 @@ def test_action_aware_asks_before_spending_a_replay_on_a_destructive_action(tmp_
     assert [r.action_text for r in approver.requests] == ["click [4]"]
     assert run.backtracker.moves == []
     assert run.outcome.status == "failed" and "not allowed to run `click [4]`" in run.outcome.reason
+
+
+def test_go_back_in_a_restored_tab_goes_to_the_page_the_trajectory_came_from() -> None:
+    """A backtrack restores a page in a new tab whose only page behind is about:blank (seen in best_first traces:
+    `go_back -> about:blank`); the move must go where the trajectory came from."""
+    def node(url: str) -> Node:
+        return Node(id=0, parent_id=None, depth=0, url=url)
+
+    lineage = [node(HOME_URL), node(BOOKS_URL), node(BOOKS_URL)]  # typed into a field on Books: same page
+    restored = NavigationInfo(can_go_back=False)
+    assert back_within_trajectory(GoBack(), lineage, restored) == Goto(HOME_URL)
+    # A tab with its own history, or one that cannot say, goes back as the browser does.
+    assert back_within_trajectory(GoBack(), lineage, NavigationInfo(can_go_back=True)) == GoBack()
+    assert back_within_trajectory(GoBack(), lineage, NavigationInfo()) == GoBack()
+    # Nothing before the first page: left to the browser (validation refuses it there).
+    assert back_within_trajectory(GoBack(), lineage[:1], restored) == GoBack()
+    assert back_within_trajectory(Click(3), lineage, restored) == Click(3)

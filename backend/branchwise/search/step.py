@@ -12,10 +12,12 @@ node is expanded once, and an action that leaves the page as it was leads to a r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..actions import Action, Stop
+from ..actions import Action, GoBack, Goto, Stop
 from ..core.classes import ActionClass, Classification
+from ..protocol import NavigationInfo
 from ..safety.postcheck import post_check
 from ..safety.sites import SiteRefused
 from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
@@ -56,6 +58,16 @@ async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple
     return result.action, ""
 
 
+def back_within_trajectory(action: Action, lineage: Sequence[Node], live: NavigationInfo | None) -> Action:
+    """`go_back` where the working tab has no page behind it (restored at this page by a backtrack) goes to the page
+    the trajectory came from, not to the blank page the restored tab started at."""
+    if not isinstance(action, GoBack) or live is None or live.can_go_back is not False or not lineage:
+        return action
+    here = lineage[-1].url
+    previous = next((n.url for n in reversed(lineage[:-1]) if n.url and n.url != here), None)
+    return Goto(previous) if previous else action
+
+
 async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recognise_revisits: bool = True) -> Advanced:
     """Run `item` (proposed at `parent`) in the working tab and add the state it leads to as `parent`'s child.
 
@@ -73,6 +85,10 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     if action is None:
         await ctx.trace.progress(f"not running `{item.action_text}`: {why}")
         return Advanced(None, why)
+    live = ctx.env.last
+    action = back_within_trajectory(action, tree.lineage(parent.id), live.navigation if live else None)
+    if action is not item.action and isinstance(action, Goto):
+        await ctx.trace.progress(f"`go_back` in a tab restored at this page: going to {action.url}, the page before")
     # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
     # once; anything else it sends is held and asked about.
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
