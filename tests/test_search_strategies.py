@@ -138,15 +138,41 @@ def test_best_first_moves_the_browser_to_the_page_the_chosen_answer_was_read_fro
     assert end.parent_id == books and end.url == BOOKS_URL
 
 
-def test_best_first_gives_the_answer_it_found_when_nothing_was_judged_a_success(tmp_path: Path) -> None:
-    """Every state, the answer included, is judged on track and none better than the start: rather than end with
-    nothing ("search found no state better than where it started"), the run gives the answer it found (seen with the
-    simulated model at error rate 0.3: the judge wrongly doubted the right answer)."""
+def test_best_first_follows_the_policys_first_choices_when_no_state_is_judged_better(tmp_path: Path) -> None:
+    """Every state, the answer included, is judged on track: none better than the start. Rather than end with nothing
+    ("search found no state better than where it started", seen with the simulated model), the run does what the
+    policy would have done greedily through the states it explored, and gives the answer there."""
     run = search_site(tmp_path, best_first(), by_page(WALK), lambda call: verdict("failure", "yes"))
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "policy proposed first" in run.outcome.reason
+    assert run.env.url == ORCHARD_URL
+    assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
+
+
+def test_best_first_follows_the_policy_from_a_start_page_wrongly_judged_a_success(tmp_path: Path) -> None:
+    """A start page judged a success where the policy does not stop was the best state for good: nothing scores above
+    1.0, so every round ended where it began."""
+    def value(call: Call) -> str:
+        if answer_of(call):
+            return verdict("failure", "yes")
+        return verdict("success") if page_of(call) == HOME_URL else verdict("failure", "yes")
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "policy proposed first" in run.outcome.reason
+    assert run.env.url == ORCHARD_URL
+
+
+def test_best_first_gives_the_best_answer_found_when_the_policys_way_is_judged_off_track(tmp_path: Path) -> None:
+    """The policy's first choice leads to a page judged off track, yet an answer judged on track was found below it:
+    it is given, with the reason saying it is below the threshold."""
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if page_of(call) == BOOKS_URL and not answer_of(call) else "yes")
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
     assert "answering with the best answer found" in run.outcome.reason
     assert run.env.url == ORCHARD_URL
-    assert trajectory(run)[-1] == "stop [1997]"
 
 
 def test_best_first_gives_no_answer_the_value_function_rejected(tmp_path: Path) -> None:
@@ -174,12 +200,31 @@ def test_best_first_never_runs_a_destructive_proposal_while_exploring(tmp_path: 
     assert (BOOKS_URL, "click [3]") not in run.env.executed
 
 
+def test_best_first_runs_a_destructive_first_choice_once_nothing_safe_does_better(tmp_path: Path) -> None:
+    """Buying is what the policy wants on Books; the safe alternative is judged off track. Search follows the policy
+    to Books, then asks the user and runs the purchase: never while exploring, never a move few samples proposed."""
+    policy = by_page({HOME_URL: [act("click [1]"), act("click [1]"), act("click [4]")],
+                      BOOKS_URL: [act("click [3]"), act("click [3]"), act("click [3]"), act("click [2]")],
+                      ORCHARD_URL: act("stop [1997]")})
+
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if page_of(call) == ORCHARD_URL or answer_of(call) else "yes")
+
+    approver = ScriptedApprover([True])
+    run = search_site(tmp_path, best_first(), policy, value, approver=approver)
+    # (The fake purchase leaves Books as it was, so the policy wants to buy again: asked again, refused.)
+    assert [(r.url, r.action_text) for r in approver.requests] == [(BOOKS_URL, "click [3]")] * 2
+    assert run.env.executed.count((BOOKS_URL, "click [3]")) == 1
+    # Subscribe on Home, destructive too, was proposed by one sample in three: never run.
+    assert (HOME_URL, "click [4]") not in run.env.executed
+
+
 def test_a_failed_replay_marks_its_node_so_no_other_action_there_retries_it(tmp_path: Path) -> None:
     policy = by_page({HOME_URL: [act("click [1]"), act("click [1]"), act("click [2]"), act("click [3]")],
                       BOOKS_URL: act("click [2]"), ORCHARD_URL: act("click [3]")})
     run = search_site(tmp_path, best_first(), policy, fail={0})
     # About and Contact both wait on the start page; after one replay there failed, the other is not tried.
-    assert run.backtracker.moves == [0]
+    assert run.backtracker.moves.count(0) == 1
     assert not any(url == HOME_URL and action in ("click [2]", "click [3]") for url, action in run.env.executed)
     assert "cannot go back to #0: the page changed" in run.shown
 

@@ -14,6 +14,9 @@ Where this departs from a literal reading of the paper, and why:
 - Destructive proposals are never run while exploring (the paper excludes them from search); one runs, with the user's
   approval, only when the best state found needs it: no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
+- When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
+  follows the policy's first choices through the explored states that are not judged off track, as a greedy agent
+  would: search should not do worse than the policy's own first choice where the value function cannot decide.
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if any was judged better than off track: a question answered "on track" beats no answer at all.
 """
@@ -82,6 +85,8 @@ class _Run:
         # The proposals of each expanded node that have not run yet (destructive ones wait here until
         # `_needed_destructive` runs one).
         self.proposals: dict[int, list[FrontierItem]] = {}
+        # The policy's most proposed action at each expanded node.
+        self.first_choice: dict[int, FrontierItem] = {}
         self.seq = 0
 
     async def go(self) -> SearchOutcome:
@@ -99,11 +104,20 @@ class _Run:
                 await answer_at(ctx, found)
                 return SearchOutcome("finished", answer=found.answer or "")
             if found.id == root.id:
-                moved = await self._needed_destructive(root)
-                if moved is None:
-                    return await self._give_up(root, self._why_stuck(root))
-                root = moved
-                continue
+                found = self._policy_path(root)
+                if found.status == "terminal":
+                    await answer_at(ctx, found)
+                    return SearchOutcome("finished", answer=found.answer or "",
+                                         reason=f"no state was judged better than #{root.id}; gave the answer the "
+                                                "policy proposed first along its preferred path")
+                if found.id == root.id:
+                    moved = await self._needed_destructive(root)
+                    if moved is None:
+                        return await self._give_up(root, self._why_stuck(root))
+                    root = moved
+                    continue
+                await ctx.trace.progress(f"no state was judged better than #{root.id}: following the policy's first "
+                                         f"choices to #{found.id}")
             _, why = await reach(ctx, found, None)
             if ctx.state.current != found.id:
                 return ctx.failed(f"could not return to the best state #{found.id}: {why}")
@@ -228,6 +242,8 @@ class _Run:
                 action_class=classification.action_class, reward=share, thought=candidate.thought, locator=locator,
                 reasons=classification.reasons, sends=classification.sends, seq=self.seq))
         self.proposals[node.id] = items
+        if items:
+            self.first_choice[node.id] = max(items, key=lambda i: (i.reward, -i.seq))
         node.status = "expanded"
         await ctx.trace.node(node)
         await ctx.trace.progress(f"#{node.id}: {len(samples)}/{len(completion.texts)} usable samples; branching on "
@@ -236,19 +252,15 @@ class _Run:
         return list(items)
 
     async def _needed_destructive(self, node: Node) -> Node | None:
-        """Nothing safe did better than `node`: run the destructive move the policy proposed there most often, if the
-        user allows it. Returns the state it led to (the new root), or None."""
-        waiting = sorted((i for i in self.proposals.get(node.id, []) if i.action_class is ActionClass.DESTRUCTIVE),
-                         key=lambda i: (-i.reward, i.seq))
-        for item in waiting:
-            self._ran(item)
-            step = await advance(self.ctx, node, item)
-            if step.node is None:
-                continue
-            if step.changed_site:
-                return step.node
-            # It ran and failed without sending anything: the next one, if any.
-        return None
+        """Nothing safe did better than `node` and the policy's first choice there is destructive: run it, if the user
+        allows it. Returns the state it led to (the new root), or None."""
+        choice = self.first_choice.get(node.id)
+        if (choice is None or choice.action_class is not ActionClass.DESTRUCTIVE
+                or choice not in self.proposals.get(node.id, [])):
+            return None
+        self._ran(choice)
+        step = await advance(self.ctx, node, choice)
+        return step.node if step.node is not None and step.changed_site else None
 
     async def _score(self, node: Node) -> None:
         ctx = self.ctx
@@ -260,6 +272,22 @@ class _Run:
         await ctx.trace.node(node)
         await ctx.trace.progress(f"#{node.id} {node.action_text or '(start)'}: value {value.value:.2f} "
                                  f"({value.parsed}/{len(value.samples)} verdicts readable)")
+
+    def _policy_path(self, root: Node) -> Node:
+        """Where the policy's first choice at each state leads through the explored tree, from `root`, while the
+        value function does not judge the way off track: what a greedy agent would have done, for when the value
+        function cannot tell the states apart (identical verdicts, or a start page wrongly judged a success)."""
+        node = root
+        while (choice := self.first_choice.get(node.id)) is not None:
+            child = next((self.tree[c] for c in node.children if self.tree[c].action_text == choice.action_text),
+                         None)
+            if (child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None
+                    or _value(child) <= 0):
+                break
+            node = child
+            if node.status == "terminal":
+                break
+        return node
 
     def _ran(self, item: FrontierItem) -> None:
         """`item` is taken: it is not proposed again in a later round."""
