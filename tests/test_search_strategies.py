@@ -175,6 +175,17 @@ def test_best_first_gives_the_best_answer_found_when_the_policys_way_is_judged_o
     assert run.env.url == ORCHARD_URL
 
 
+def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:
+    """One sample of two on track (0.25) is not "at least on track": the run fails rather than give that answer."""
+    def value(call: Call) -> str | list[str]:
+        if answer_of(call):
+            return [verdict("failure", "yes"), verdict("failure", "no")]
+        return verdict("failure", "no" if page_of(call) == BOOKS_URL else "yes")
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    assert run.outcome.status == "failed"
+
+
 def test_best_first_gives_no_answer_the_value_function_rejected(tmp_path: Path) -> None:
     def value(call: Call) -> str:
         return verdict("failure", "no" if answer_of(call) else "yes")

@@ -354,7 +354,9 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", choices=tuple(STRATEGIES), default="greedy",
                         help="; ".join(f"{name}: {spec.summary}" for name, spec in STRATEGIES.items()))
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
-                        help=f"actions a run may take in the browser, any strategy (default {DEFAULT_MAX_STEPS})")
+                        help="actions a run may take in the browser: every one for greedy and action_aware, the "
+                             "ones it commits to for best_first, whose exploring its budget and rounds bound "
+                             f"(default {DEFAULT_MAX_STEPS})")
     parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
                         help="how search returns to an earlier state: replay in a guarded throw-away tab "
                              "(speculative) or reset and replay in the working tab (naive, for comparison)")

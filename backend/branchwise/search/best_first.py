@@ -15,10 +15,10 @@ Where this departs from a literal reading of the paper, and why:
   approval, only when the best state found needs it: no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 - When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
-  follows the policy's first choices through the explored states that are not judged off track, as a greedy agent
+  follows the policy's first choices through the explored states judged at least on track, as a greedy agent
   would: search should not do worse than the policy's own first choice where the value function cannot decide.
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
-  found instead, if any was judged better than off track: a question answered "on track" beats no answer at all.
+  found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .generate import history_text
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
 from .validate import validate_action
-from .value import ValueConfig, score_state
+from .value import ON_TRACK_VALUE, ValueConfig, score_state
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class _Run:
         await ctx.trace.node(root)
         for round_index in range(1, self.config.max_rounds + 1):
             if root.depth >= self.config.max_steps:
-                return await self._give_up(root, self._why_stuck(root))
+                return await self._give_up(self._why_stuck(root))
             await ctx.trace.progress(f"search round {round_index} from #{root.id}")
             found = await self._round(root)
             root = tree[tree.root_id]
@@ -113,7 +113,7 @@ class _Run:
                 if found.id == root.id:
                     moved = await self._needed_destructive(root)
                     if moved is None:
-                        return await self._give_up(root, self._why_stuck(root))
+                        return await self._give_up(self._why_stuck(root))
                     root = moved
                     continue
                 await ctx.trace.progress(f"no state was judged better than #{root.id}: following the policy's first "
@@ -125,12 +125,13 @@ class _Run:
             root = found
             await ctx.trace.chose([n.id for n in tree.lineage(found.id)])
             await ctx.trace.nodes(list(tree))
-        return await self._give_up(tree[tree.root_id], f"no answer after {self.config.max_rounds} search rounds")
+        return await self._give_up(f"no answer after {self.config.max_rounds} search rounds")
 
-    async def _give_up(self, root: Node, why: str) -> SearchOutcome:
-        """End without a success: with the best answer found, if the value function did not reject it outright (the
-        user asked a question, and an answer judged on track beats none), else failed with `why`."""
-        answers = [n for n in self.tree if n.status == "terminal" and _value(n) > 0
+    async def _give_up(self, why: str) -> SearchOutcome:
+        """End without a success: with the best answer found, if the value function judged it at least on track on
+        average (the user asked a question, and such an answer beats none), else failed with `why`. Only answers read
+        below the current root count: the tree keeps no way back above it."""
+        answers = [n for n in self.tree if n.status == "terminal" and _value(n) >= ON_TRACK_VALUE
                    and self.tree.is_below_root(n.id)]
         if not answers:
             return self.ctx.failed(why)
@@ -275,14 +276,14 @@ class _Run:
 
     def _policy_path(self, root: Node) -> Node:
         """Where the policy's first choice at each state leads through the explored tree, from `root`, while the
-        value function does not judge the way off track: what a greedy agent would have done, for when the value
+        value function judges the way at least on track: what a greedy agent would have done, for when the value
         function cannot tell the states apart (identical verdicts, or a start page wrongly judged a success)."""
         node = root
         while (choice := self.first_choice.get(node.id)) is not None:
             child = next((self.tree[c] for c in node.children if self.tree[c].action_text == choice.action_text),
                          None)
             if (child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None
-                    or _value(child) <= 0):
+                    or _value(child) < ON_TRACK_VALUE):
                 break
             node = child
             if node.status == "terminal":
