@@ -175,15 +175,28 @@ def test_characters_typed_one_text_node_each_all_stay(pruning: tuple[Observation
 def test_a_nameless_focusable_box_is_kept_and_a_links_own_label_is_not_repeated(
         pruning: tuple[Observation, list[str]]) -> None:
     _, lines = pruning
-    assert lines[-2].endswith("link 'Order 1001'")
+    order = next(k for k, line in enumerate(lines) if line.endswith("link 'Order 1001'"))
+    assert lines[order + 1].endswith("dialog 'Delete item'")  # no 'Order 1001' text line in between
     assert re.fullmatch(r"\t\[\d+\] generic ''", lines[-1])  # tabindex=0, a click handler and no text
+    # A focusable box inside a link is kept, and the link's text inside it is still not repeated.
+    assert lines[-3].endswith("link 'Order 1002'") and re.fullmatch(r"\t\t\[\d+\] generic ''", lines[-2])
+
+
+def test_a_clickable_word_in_a_dialog_named_by_its_heading_stays(pruning: tuple[Observation, list[str]]) -> None:
+    obs, lines = pruning
+    dialog = next(k for k, line in enumerate(lines) if line.endswith("dialog 'Delete item'"))
+    assert lines[dialog + 1].endswith("heading 'Delete item'")
+    assert lines[dialog + 2] == f"\t\t[{raw_id(obs, 'StaticText', 'Delete')}] StaticText 'Delete'"
 
 
 def test_repeats_name_matches_whole_words_only() -> None:
     assert repeats_name("Order 1001", "Order 1001")
     assert repeats_name("Order", "Order 1001")
     assert repeats_name("Neque,", "Click on Neque, now")
+    assert repeats_name("$34.50", "US$34.50")  # no word boundary asked for before "$"
+    assert repeats_name("(3)", "Cart(3)")
     assert not repeats_name("l", "Console")
+    assert not repeats_name("Cafe", "Cafe\u0301 menu")  # the e carries an accent there
     assert not repeats_name("  ", "Console")
 
 

@@ -6,10 +6,11 @@ A node is either kept (one line), lifted (no line; its children take its place) 
 - lifted: ignored nodes (their non-ignored descendants stay), nodes without a backendDOMNodeId (nothing to act on),
   a child frame's document node (its Iframe node already stands for it), and nameless nodes of the container roles
   below that have no printed property and cannot take the focus (a focusable box is something to act on);
-- StaticText is dropped when it is blank or when it repeats the name of its nearest kept ancestor (a link's own
-  label), word for word. WebArena also drops a text found in any of the 3 lines before it; that lost a clickable word
-  quoted by the instruction above it, an instruction's first word found in the page title, and typed characters, so
-  text elsewhere on the page never counts. Text inside a <label> (LabelText) is also dropped when the next line is a
+- StaticText is dropped when it is blank or when it repeats, word for word, the name of its nearest kept ancestor
+  whose name comes from its content (a link's own label; not a dialog's aria-label). WebArena also drops a text found
+  in any of the 3 lines before it; that lost a clickable word quoted by the instruction above it, an instruction's
+  first word found in the page title, and typed characters, so text elsewhere on the page never counts. Text inside
+  a <label> (LabelText) is also dropped when the next line is a
   control whose name contains it: `textbox 'Email'` already says it.
 """
 
@@ -38,7 +39,15 @@ LIFTED_WHEN_NAMELESS = frozenset({
     "Ruby", "RubyAnnotation", "SvgRoot", "sectionheader", "sectionfooter",
 })
 TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
-UNQUOTED_CONTAINERS = frozenset({"RootWebArea", "WebArea", "Iframe", "IframePresentational"})
+# Roles whose name Chromium computes from their content (ARIA "name from: contents", and Chromium's own), so their text
+# children repeat it. Other names (aria-label, a dialog labelled by its heading, a document's title) are not made of
+# the text inside: a clickable "Delete" in a dialog named "Delete item" must keep its line.
+NAME_FROM_CONTENT = frozenset({
+    "button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "option", "radio", "row", "rowheader", "switch", "tab", "tooltip", "treeitem",
+    "LabelText", "Legend", "caption", "DisclosureTriangle", "MenuListOption", "ListBoxOption",
+    "group",  # a fieldset, named by the legend inside it
+})
 
 
 @dataclass(slots=True, eq=False)
@@ -83,9 +92,14 @@ def shown_props(props: dict[str, str], config: ObservationConfig) -> list[tuple[
 
 
 def repeats_name(text: str, name: str) -> bool:
-    """The text is the name or a run of whole words of it ("Order" of "Order 1001", not "l" of "Console")."""
+    """The text is the name or a run of whole words of it ("Order" of "Order 1001", not "l" of "Console"); a word
+    boundary is asked for only where the text starts or ends with a word character ("$34.50" of "US$34.50")."""
     words = text.strip()
-    return bool(words) and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", name) is not None
+    if not words:
+        return False
+    before = r"(?<!\w)" if re.match(r"\w", words) else ""
+    after = r"(?![\w\u0300-\u036f])" if re.search(r"\w$", words) else ""
+    return re.search(before + re.escape(words) + after, name) is not None
 
 
 class _Pruner:
@@ -119,7 +133,9 @@ class _Pruner:
             in_label = visit.in_label or node.role == "LabelText"
             child: tuple[int, KeptNode | None, str, tuple[LocatorStep, ...], bool]
             if kept is not None:
-                parent_name = "" if node.role in UNQUOTED_CONTAINERS else node.name
+                # A nameless kept box (focusable) passes its container's name on to the text inside it.
+                parent_name = (node.name if node.role in NAME_FROM_CONTENT
+                               else visit.parent_name if not node.name else "")
                 child = (visit.depth + 1, kept, parent_name, ancestors, in_label)
             else:
                 child = (visit.depth, visit.parent, visit.parent_name, ancestors, in_label)
