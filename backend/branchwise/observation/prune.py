@@ -10,8 +10,8 @@ A node is either kept (one line), lifted (no line; its children take its place) 
   whose name comes from its content (a link's own label; not a dialog's aria-label). WebArena also drops a text found
   in any of the 3 lines before it; that lost a clickable word quoted by the instruction above it, an instruction's
   first word found in the page title, and typed characters, so text elsewhere on the page never counts. Text inside
-  a <label> (LabelText) is also dropped when the next line is a
-  control whose name contains it: `textbox 'Email'` already says it.
+  a <label> (LabelText) is also dropped when the next line is a control whose name contains it: `textbox 'Email'`
+  already says it.
 """
 
 from __future__ import annotations
