@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from branchwise.actions import Action, Click
+from branchwise.actions import Action, Click, GoBack, Goto
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.core.approval import Approver, ScriptedApprover
 from branchwise.core.requests import ExpectedRequest
-from branchwise.protocol import ElementFacts
+from branchwise.protocol import ElementFacts, NavigationInfo
 from branchwise.search.backtrack import BacktrackResult
 from branchwise.search.context import SearchContext, SearchOutcome, SearchStrategy
 from branchwise.search.heuristic import HeuristicClassifier
@@ -56,18 +56,32 @@ class SiteEnv:
     url: str = HOME_URL
     last: EnvView | None = None
     executed: list[tuple[str, str]] = field(default_factory=list)
+    # With `history`, the tab reports whether it has a page behind (`behind`, which a restore empties) and goes back.
+    history: bool = False
+    behind: list[str] = field(default_factory=list)
 
     async def observe(self) -> EnvView:
         shown = PAGES[self.url]
+        navigation = NavigationInfo(can_go_back=bool(self.behind) if self.history else None)
         self.last = EnvView(shown.text, shown.url, shown.title, tab_id=1, raw_node_count=len(shown.elements),
-                            page=shown)
+                            page=shown, navigation=navigation)
         return self.last
 
     async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
         self.executed.append((self.url, action.to_text()))
+        before = self.url
         if isinstance(action, Click):
             element = PAGES[self.url].elements[action.element_id]
             self.url = LINKS.get(element.name, self.url)
+        elif isinstance(action, Goto) and action.url in PAGES:
+            self.url = action.url
+        elif isinstance(action, GoBack):
+            if not self.behind:
+                return ExecResult(False, "there is no earlier page to go back to")
+            self.url = self.behind.pop()
+            return ExecResult(True)
+        if self.url != before:
+            self.behind.append(before)
         return ExecResult(True)
 
     async def inspect(self, element_ids: object) -> dict[int, ElementFacts]:
@@ -87,7 +101,7 @@ class FakeBacktracker:
         self.moves.append(target_id)
         if target_id in self.fail:
             return BacktrackResult(False, "speculative", "the page changed: link 'Home' is gone")
-        self.env.url = tree[target_id].url
+        self.env.url, self.env.behind = tree[target_id].url, []  # a new tab, opened at the node's address
         await self.env.observe()
         return BacktrackResult(True, "speculative", action=pending)
 
@@ -159,11 +173,11 @@ def checklist_judge(call: Call) -> str:
 
 def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value: Choices | None = None, *,
                 reward: Choices = checklist_judge, approver: Approver | None = None,
-                fail: set[int] | None = None) -> SiteRun:
+                fail: set[int] | None = None, history: bool = False) -> SiteRun:
     """One search for TASK on the fake site."""
     out = io.StringIO()
     reporter = TerminalReporter(out)
-    env = SiteEnv()
+    env = SiteEnv(history=history)
     backtracker = FakeBacktracker(env, fail or set())
     policy_model = FakeModel(policy)
     value_model = FakeModel(value or (lambda call: verdict("failure")))

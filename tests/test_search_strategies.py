@@ -17,6 +17,7 @@ from branchwise.search.value import ValueConfig
 
 from fake_models import Call
 from fake_site import (
+    ABOUT_URL,
     BOOKS_URL,
     HOME_URL,
     ORCHARD_URL,
@@ -296,3 +297,29 @@ def test_go_back_in_a_restored_tab_goes_to_the_page_the_trajectory_came_from() -
     # Nothing before the first page: left to the browser (validation refuses it there).
     assert back_within_trajectory(GoBack(), lineage[:1], restored) == GoBack()
     assert back_within_trajectory(Click(3), lineage, restored) == Click(3)
+
+
+def test_go_back_in_a_restored_tab_runs_and_is_recorded_as_a_goto_to_the_page_before(tmp_path: Path) -> None:
+    """Books is restored in a new tab after Orchard was explored; the policy's way on from Books is back to Home. The
+    tab has nothing behind it, so the step is a `goto` Home (a revisit of the start page), recorded as such."""
+    policy = by_page({HOME_URL: act("click [1]"), BOOKS_URL: [act("click [2]"), act("click [2]"), act("go_back")],
+                      ORCHARD_URL: act("click [3]")})
+
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if page_of(call) == ORCHARD_URL else "yes")
+
+    run = search_site(tmp_path, best_first(budget=4), policy, value, history=True)
+    assert (BOOKS_URL, f"goto [{HOME_URL}]") in run.env.executed
+    assert (BOOKS_URL, "go_back") not in run.env.executed
+    assert any(n.action_text == f"goto [{HOME_URL}]" for n in run.stored.nodes)
+    assert "the page before" in run.shown
+
+
+def test_best_first_still_answers_when_the_state_it_moves_on_to_cannot_be_reached(tmp_path: Path) -> None:
+    """The policy's path leads to Orchard (#2), but the replay there fails: the answer found on About is given rather
+    than failing the run on the move."""
+    policy = by_page({HOME_URL: [act("click [1]")] * 3 + [act("click [2]")] * 2, BOOKS_URL: act("click [2]"),
+                      ORCHARD_URL: act("click [3]"), ABOUT_URL: act("stop [1997]")})
+    run = search_site(tmp_path, best_first(), policy, lambda call: verdict("failure", "yes"), fail={2})
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "could not return to the best state #2" in run.outcome.reason

@@ -12,7 +12,7 @@ Where this departs from a literal reading of the paper, and why:
   answered).
 - A proposed stop is a state of its own (the page plus the answer), scored with the answer.
 - Destructive proposals are never run while exploring (the paper excludes them from search); one runs, with the user's
-  approval, only when the best state found needs it: no other move there did better.
+  approval, only when it is the policy's first choice at the best state found and no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 - When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
   follows the policy's first choices through the explored states judged at least on track, as a greedy agent
@@ -85,8 +85,9 @@ class _Run:
         # The proposals of each expanded node that have not run yet (destructive ones wait here until
         # `_needed_destructive` runs one).
         self.proposals: dict[int, list[FrontierItem]] = {}
-        # The policy's most proposed action at each expanded node.
+        # The policy's most proposed action at each expanded node, and the state each proposal led to (by its seq).
         self.first_choice: dict[int, FrontierItem] = {}
+        self.led_to: dict[int, int] = {}
         self.seq = 0
 
     async def go(self) -> SearchOutcome:
@@ -120,7 +121,7 @@ class _Run:
                                          f"choices to #{found.id}")
             _, why = await reach(ctx, found, None)
             if ctx.state.current != found.id:
-                return ctx.failed(f"could not return to the best state #{found.id}: {why}")
+                return await self._give_up(f"could not return to the best state #{found.id}: {why}")
             tree.reroot(found.id)
             root = found
             await ctx.trace.chose([n.id for n in tree.lineage(found.id)])
@@ -160,6 +161,7 @@ class _Run:
             if isinstance(item.action, Stop):
                 self._ran(item)
                 stop = stop_node(self.ctx, parent, item)
+                self.led_to[item.seq] = stop.id
                 await self._score(stop)
                 scored += 1
                 if _value(stop) >= config.threshold:
@@ -176,6 +178,8 @@ class _Run:
                 root = best = step.node
                 heap.clear()
             child = step.node
+            if child is not None:
+                self.led_to[item.seq] = child.id
             # A failed action is a dead end, unless what it sent changed the site: then it is where search goes on.
             if child is None or (child.status == "dead" and not step.changed_site):
                 continue
@@ -280,8 +284,7 @@ class _Run:
         function cannot tell the states apart (identical verdicts, or a start page wrongly judged a success)."""
         node = root
         while (choice := self.first_choice.get(node.id)) is not None:
-            child = next((self.tree[c] for c in node.children if self.tree[c].action_text == choice.action_text),
-                         None)
+            child = self.tree[self.led_to[choice.seq]] if choice.seq in self.led_to else None
             if (child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None
                     or _value(child) < ON_TRACK_VALUE):
                 break

@@ -13,7 +13,7 @@ node is expanded once, and an action that leaves the page as it was leads to a r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..actions import Action, GoBack, Goto, Stop
 from ..core.classes import ActionClass, Classification
@@ -86,9 +86,18 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         await ctx.trace.progress(f"not running `{item.action_text}`: {why}")
         return Advanced(None, why)
     live = ctx.env.last
-    action = back_within_trajectory(action, tree.lineage(parent.id), live.navigation if live else None)
-    if action is not item.action and isinstance(action, Goto):
-        await ctx.trace.progress(f"`go_back` in a tab restored at this page: going to {action.url}, the page before")
+    instead = back_within_trajectory(action, tree.lineage(parent.id), live.navigation if live else None)
+    if instead is not action:
+        # The address is loaded again, not taken from history: it must be as free to load as any link.
+        verdict = ctx.classifier.classify(instead, parent.page)
+        if not verdict.action_class.runs_freely:
+            why = (f"`go_back` here would leave the trajectory (the tab was restored at this page) and "
+                   f"`{instead.to_text()}` is {verdict.action_class.value}: not loaded again without asking")
+            await ctx.trace.progress(f"not running `{item.action_text}`: {why}")
+            return Advanced(None, why)
+        await ctx.trace.progress(f"`go_back` in a tab restored at this page: `{instead.to_text()}`, the page before")
+        # The tree records what ran, so a replay, the history in prompts and the trace say `goto`.
+        action, item = instead, replace(item, action=instead, action_text=instead.to_text())
     # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
     # once; anything else it sends is held and asked about.
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
