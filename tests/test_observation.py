@@ -236,6 +236,8 @@ def test_form_lines(form: Observation) -> None:
         f"\t\t[{i('textbox', 'Gift code')}] textbox 'Gift code' value: ••••",
         f"\t\t[{i('checkbox', 'Send me news')}] checkbox 'Send me news' checked: True",
         f"\t\t[{i('group', 'Shipping')}] group 'Shipping'",
+        # the legend's text: a group's name is not made of its content in general (an aria-label), so it stays
+        f"\t\t\t[{i('StaticText', 'Shipping')}] StaticText 'Shipping'",
         f"\t\t\t[{i('radio', 'Standard')}] radio 'Standard' checked: True",
         f"\t\t\t[{i('radio', 'Express')}] radio 'Express' checked: False",
         f"\t\t[{i('combobox', 'Country')}] combobox 'Country' value: 'Germany' expanded: False",

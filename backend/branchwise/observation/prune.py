@@ -39,14 +39,16 @@ LIFTED_WHEN_NAMELESS = frozenset({
     "Ruby", "RubyAnnotation", "SvgRoot", "sectionheader", "sectionfooter",
 })
 TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
-# Roles whose name Chromium computes from their content (ARIA "name from: contents", and Chromium's own), so their text
-# children repeat it. Other names (aria-label, a dialog labelled by its heading, a document's title) are not made of
-# the text inside: a clickable "Delete" in a dialog named "Delete item" must keep its line.
+# Roles whose name Chromium computes from their content (ARIA "name from: contents"; Chromium's own
+# AXObject::SupportsNameFromContents), so their text children repeat it. Other names (aria-label, a group or dialog
+# named by a label or heading inside, a document's title) are not made of the text: a clickable "Delete" in a dialog
+# or button group named "Delete item" keeps its line. A fieldset's legend is printed twice; that costs a line, not an
+# element.
 NAME_FROM_CONTENT = frozenset({
     "button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link", "menuitem", "menuitemcheckbox",
     "menuitemradio", "option", "radio", "row", "rowheader", "switch", "tab", "tooltip", "treeitem",
-    "LabelText", "Legend", "caption", "DisclosureTriangle", "MenuListOption", "ListBoxOption",
-    "group",  # a fieldset, named by the legend inside it
+    "DisclosureTriangle", "DisclosureTriangleGrouped", "LayoutTableCell", "doc-backlink", "doc-biblioref",
+    "doc-glossref", "doc-noteref",
 })
 
 
