@@ -6,6 +6,8 @@ import threading
 
 from pydantic import BaseModel, ConfigDict
 
+from .engine import Prompt, PromptMessage
+
 
 class RecordedMessage(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -34,12 +36,17 @@ class RecordedRequest(BaseModel):
     replies: list[str]
 
     @property
+    def prompt(self) -> Prompt:
+        """The messages as the reply engines read them."""
+        return Prompt(tuple(PromptMessage(m.role, m.content) for m in self.messages))
+
+    @property
     def prompt_text(self) -> str:
-        return "\n".join(m.content for m in self.messages)
+        return self.prompt.all_text
 
     @property
     def last_user(self) -> str:
-        return next((m.content for m in reversed(self.messages) if m.role == "user"), "")
+        return self.prompt.last_user
 
 
 class RequestLog:
