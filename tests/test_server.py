@@ -129,6 +129,25 @@ def test_malformed_and_invalid_messages_get_an_error_and_the_connection_keeps_go
     run(main())
 
 
+def test_a_deeply_nested_message_or_a_lone_surrogate_id_gets_an_error_and_the_connection_keeps_going(
+        tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            for raw in ('{"type": "ping", "id": "d1", "x": ' + "[" * 999 + "]" * 999 + "}",
+                        '{"type": "tab_event", "reply_to": "r1", "x": ' + "{\"a\": " * 999 + "1" + "}" * 999 + "}",
+                        '{"type": "ping", "id": "\\ud800"}',
+                        '{"type": "tab_event", "id": "\\ud800", "tab_id": 1}'):
+                await ws.send(raw)
+                err = await receive_json(ws)
+                assert err["type"] == "error" and err["code"] == "invalid_message", raw[:40]
+            await ws.send(json.dumps({"type": "ping", "id": "p1"}))
+            assert (await receive_json(ws))["reply_to"] == "p1"
+            await ws.close()
+
+    run(main())
+
+
 def test_oversized_message_is_refused_politely_but_a_big_page_fits(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_backend(tmp_path, max_message_bytes=2_000_000, transport_max_bytes=8_000_000) as backend:

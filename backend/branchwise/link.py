@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -98,17 +98,34 @@ def describe_validation_error(err: ValidationError) -> str:
 ID_NEAR_START = re.compile(r'"id"\s*:\s*"([^"\\]{1,64})"')
 
 
+def _fields(raw: str) -> dict[str, Any]:
+    """The top-level fields of a message that failed validation; empty when it is no JSON object at all (nested too
+    deep for the parser included: any one message gets an error reply, never kills the connection)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _sendable(value: object) -> str | None:
+    """An id that can go back in a reply: a string of at most 64 characters that encodes as UTF-8 (no lone
+    surrogate, which no JSON reply could carry)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
 def peek_id(raw: str) -> str | None:
     """The `id` of a message that failed validation or is too large to parse, so the error can still be correlated."""
     if len(raw) > PEEK_PARSE_LIMIT:
         match = ID_NEAR_START.search(raw, 0, 4096)
         return match.group(1) if match else None
-    try:
-        obj = json.loads(raw)
-    except ValueError:
-        return None
-    value = obj.get("id") if isinstance(obj, dict) else None
-    return value if isinstance(value, str) and len(value) <= 64 else None
+    return _sendable(_fields(raw).get("id"))
 
 
 class ExtensionLink:
@@ -297,11 +314,7 @@ class ExtensionLink:
         task.add_done_callback(self._tasks.discard)
 
     def _fail_pending_for_invalid(self, raw: str, reason: str) -> None:
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            return
-        reply_to = obj.get("reply_to") if isinstance(obj, dict) else None
+        reply_to = _fields(raw).get("reply_to")
         future = self._pending.get(reply_to) if isinstance(reply_to, str) else None
         if future is not None and not future.done():
             future.set_exception(ExtensionError("invalid_message", f"the extension's reply was invalid: {reason}"))
