@@ -4,6 +4,7 @@ in the run store as `branchwise runs` and `branchwise show` present them."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from branchwise.models import ModelSetup
 from branchwise.safety.gate import NetworkGate
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
-from branchwise.store import RunStore, default_store_path, format_run, format_runs
+from branchwise.store import NodeRecord, RunStore, default_store_path, format_run, format_runs
 
 from agents import greedy_agent
 
@@ -170,6 +171,27 @@ def store(tmp_path: Path) -> Iterator[RunStore]:
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_run_whose_record_cannot_be_written_stops_with_the_reason(
+        scripted: ScriptedModelServer, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    write = RunStore.upsert_node
+
+    def failing_after_the_first_page(s: RunStore, node: NodeRecord) -> None:
+        if node.node_id > 0:
+            raise sqlite3.OperationalError("disk I/O error")
+        write(s, node)
+
+    monkeypatch.setattr(RunStore, "upsert_node", failing_after_the_first_page)
+    env = SiteEnv()
+    result, _ = run_agent(scripted, env, store)
+    # The click's step could not be recorded, even after retries: nothing more ran, and the run says why.
+    assert env.executed == ["click [7]"]
+    assert result.status == "failed"
+    assert "could not be written" in result.reason and "disk I/O error" in result.reason
+    stored = store.load_run("r1")
+    assert stored.run.status == "failed" and stored.run.reason == result.reason
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
 def test_a_finished_run_is_listed_and_shown_as_a_linear_tree(scripted: ScriptedModelServer, store: RunStore) -> None:
     result, recorder = run_agent(scripted, SiteEnv(), store)
     assert result.status == "finished" and recorder.finished_with == result
@@ -261,12 +283,14 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
-def test_a_broken_store_does_not_break_the_run(scripted: ScriptedModelServer, store: RunStore,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_store_broken_from_the_start_stops_the_run_before_it_acts(scripted: ScriptedModelServer, store: RunStore,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
     store.close()
-    result, _ = run_agent(scripted, SiteEnv(), store)
-    assert result.status == "finished" and result.answer == "$54.10"
-    assert [r.message for r in caplog.records].count("the run store failed; run r1 continues unrecorded") == 1
+    env = SiteEnv()
+    result, recorder = run_agent(scripted, env, store)
+    assert env.executed == [] and recorder.finished_with == result
+    assert result.status == "failed" and "the run's record could not be written" in result.reason
+    assert any("its end could not be recorded" in r.message for r in caplog.records)
 
 
 def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:

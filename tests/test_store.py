@@ -19,13 +19,16 @@ import pytest
 
 from branchwise.store import (
     SCHEMA_VERSION,
+    AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
     NodeRecord,
+    RecordLost,
     RunNotFound,
     RunRecord,
     RunStore,
     RunSummary,
+    RunWriter,
     StoredRun,
     UsageRecord,
     ValueRecord,
@@ -427,3 +430,63 @@ def test_format_run_shows_where_an_action_led_to_another_page() -> None:
     assert "    └── #2 scroll [down]  open" in lines
     assert "        └── #3 click [9]  open" in lines
     assert "#5 click [4]  open" in lines
+
+
+def fail_audit_writes(monkeypatch: pytest.MonkeyPatch, failures: int) -> None:
+    """The store's next `failures` audit writes fail, as with a database another process holds locked too long."""
+    write = RunStore.add_audit
+    left = [failures]
+
+    def flaky(store: RunStore, record: AuditRecord) -> None:
+        if left[0] > 0:
+            left[0] -= 1
+            raise sqlite3.OperationalError("database is locked")
+        write(store, record)
+
+    monkeypatch.setattr(RunStore, "add_audit", flaky)
+
+
+def audit_record(run_id: str, n: int) -> AuditRecord:
+    return AuditRecord(run_id=run_id, kind="asked", action_text=f"click [{n}]")
+
+
+def test_a_write_that_fails_is_tried_again_and_nothing_is_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main(store: RunStore) -> None:
+        writer = RunWriter(store, "w1", retry_delays_seconds=(0.01, 0.01))
+        await writer.start(run_record("w1"))
+        for n in range(6):
+            await writer.audit(audit_record("w1", n))
+        await writer.finish("finished", "done")
+
+    fail_audit_writes(monkeypatch, 2)
+    with RunStore(default_store_path(tmp_path)) as store:
+        asyncio.run(main(store))
+        stored, audit = store.load_run("w1"), store.audit_log("w1")
+    # Two failures in a row were absorbed by the retries: all six records and the finish are there.
+    assert sorted(a.action_text for a in audit) == [f"click [{n}]" for n in range(6)]
+    assert stored.run.status == "finished"
+
+
+def test_a_write_that_keeps_failing_stops_every_later_write_with_the_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main(store: RunStore) -> list[str]:
+        writer = RunWriter(store, "w2", retry_delays_seconds=(0.01, 0.01))
+        await writer.start(run_record("w2"))
+        refused = []
+        for n in range(3):
+            with pytest.raises(RecordLost) as lost:
+                await writer.audit(audit_record("w2", n))
+            refused.append(str(lost.value))
+        with pytest.raises(RecordLost):
+            await writer.node(node("w2", 0, None))
+        await writer.finish("failed", reason=refused[0])  # the end is still tried, and here it is written
+        return refused
+
+    fail_audit_writes(monkeypatch, 3)
+    with RunStore(default_store_path(tmp_path)) as store:
+        refused = asyncio.run(main(store))
+        stored, audit = store.load_run("w2"), store.audit_log("w2")
+    assert "database is locked" in refused[0] and "nothing runs unrecorded" in refused[0]
+    assert refused[1] == refused[2] == refused[0]
+    assert audit == [] and stored.nodes == []
+    assert stored.run.status == "failed" and "could not be written" in stored.run.reason

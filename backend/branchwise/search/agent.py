@@ -23,7 +23,7 @@ from ..safety import SafetyClassifier
 from ..safety.gate import GateRun, NetworkGate, gate_run
 from ..safety.secrets import mask_card_numbers
 from ..safety.sites import SiteRefused
-from ..store import RunRecord, RunStore
+from ..store import RecordLost, RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
 from .backtrack import (
     Backtracker,
@@ -100,10 +100,6 @@ class SearchAgent:
         # Card numbers in the task are masked wherever it is shown or stored; the model gets the task as written.
         shown_task = mask_card_numbers(task)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
-        await trace.writer.start(RunRecord(
-            run_id=run_id, task=shown_task, strategy=strategy.name,
-            backtrack_mode=self.config.backtrack if strategy.backtracks else "",
-            model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
         await reporter.started(run_id, shown_task)
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
             f", backtracking {self.config.backtrack}" if strategy.backtracks else ""))
@@ -111,6 +107,10 @@ class SearchAgent:
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store)
         try:
+            await trace.writer.start(RunRecord(
+                run_id=run_id, task=shown_task, strategy=strategy.name,
+                backtrack_mode=self.config.backtrack if strategy.backtracks else "",
+                model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
                 outcome = await strategy.search(ctx)
         except asyncio.CancelledError:
@@ -119,7 +119,7 @@ class SearchAgent:
             raise
         except LLMError as exc:
             outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
-        except LostTrack as exc:
+        except (LostTrack, RecordLost) as exc:
             outcome = SearchOutcome("failed", reason=str(exc))
         except SiteRefused as exc:
             log.warning("run %s stopped at the site lists: %s", run_id, exc)

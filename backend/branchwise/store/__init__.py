@@ -15,7 +15,7 @@ from .records import (
 )
 from .render import format_audit, format_node, format_run, format_runs
 from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
-from .writer import RunWriter
+from .writer import RecordLost, RunWriter
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -23,6 +23,7 @@ __all__ = [
     "BacktrackRecord",
     "ClassificationRecord",
     "NodeRecord",
+    "RecordLost",
     "RunNotFound",
     "RunRecord",
     "RunStore",
