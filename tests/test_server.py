@@ -34,6 +34,15 @@ def test_token_is_created_once_and_kept_private(tmp_path: Path) -> None:
     assert (tmp_path / "token").stat().st_mode & 0o077 == 0
 
 
+def test_the_data_folder_is_private_to_the_user_even_when_it_existed(tmp_path: Path) -> None:
+    fresh, existing = tmp_path / "fresh", tmp_path / "existing"
+    existing.mkdir(mode=0o755)
+    existing.chmod(0o755)
+    for folder in (fresh, existing):
+        load_or_create_token(folder)
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
 def test_paired_extension_gets_hello_ok_and_status_shows_it(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_backend(tmp_path) as backend:

@@ -490,3 +490,24 @@ def test_a_write_that_keeps_failing_stops_every_later_write_with_the_reason(
     assert refused[1] == refused[2] == refused[0]
     assert audit == [] and stored.nodes == []
     assert stored.run.status == "failed" and "could not be written" in stored.run.reason
+
+
+def test_the_store_and_its_folder_are_private_to_the_user(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with RunStore(default_store_path(data)) as store:
+        store.start_run(run_record("p1"))
+        store.upsert_node(node("p1", 0, None, observation_text="Balance: $1,204.17"))
+        files = [p for p in data.iterdir() if p.name.startswith(default_store_path(data).name)]
+        modes = {p.name: p.stat().st_mode & 0o777 for p in files}
+    # The pages of logged-in sites are in there: no one else on the machine may read them (WAL files included).
+    assert data.stat().st_mode & 0o777 == 0o700
+    assert len(modes) >= 2 and set(modes.values()) == {0o600}, modes
+
+
+def test_a_store_left_readable_by_an_older_version_is_made_private(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path)
+    RunStore(path).close()
+    path.chmod(0o644)
+    with RunStore(path):
+        pass
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -8,13 +8,15 @@ import os
 import secrets
 from pathlib import Path
 
+from .private import private_dir
+
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "token"
 
 
 def load_or_create_token(data_dir: Path) -> str:
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir, tighten=True)
     path = data_dir / TOKEN_FILE
     if path.exists():
         token = path.read_text().strip()

@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Self, get_args
 
 from ..core.status import FinalStatus, Role
+from ..private import private_dir, private_file
 from .records import (
     AuditRecord,
     BacktrackRecord,
@@ -217,7 +218,8 @@ class RunStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # SQLite gives the -wal and -shm files the database file's mode: 0600 for all three.
+            private_file(private_dir(self.path.parent) / self.path.name)
         self._lock = threading.Lock()
         # Autocommit (isolation_level=None): each statement commits at once; multi-statement writes use _transaction.
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10.0)
