@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from starlette.websockets import WebSocketDisconnect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from branchwise.link import LinkClosed, LinkTimeout
+from branchwise.link import ExtensionLink, LinkClosed, LinkTimeout
 from branchwise.pairing import load_or_create_token
 from branchwise.protocol import PROTOCOL_VERSION, ListTabs, Observation, Observe, Tabs
 
@@ -153,6 +154,29 @@ def test_a_deeply_nested_message_or_a_lone_surrogate_id_gets_an_error_and_the_co
             await ws.send(json.dumps({"type": "ping", "id": "p1"}))
             assert (await receive_json(ws))["reply_to"] == "p1"
             await ws.close()
+
+    run(main())
+
+
+class DroppedSocket:
+    """The connection being replaced, gone at the TCP level: closing it fails as Starlette reports a dropped peer."""
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        raise WebSocketDisconnect(1006)
+
+
+def test_a_new_connection_replaces_one_whose_close_fails(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            backend.hub._link = ExtensionLink(DroppedSocket(), backend.config, backend.hub)  # type: ignore[arg-type]
+            ws = await paired_socket(backend)
+            await ws.send(json.dumps({"type": "ping", "id": "p1"}))
+            assert (await receive_json(ws))["reply_to"] == "p1"
+            assert backend.hub.link is not None and backend.hub.link.hello is not None
+            # And the link after it is fine too.
+            await ws.close()
+            again = await paired_socket(backend)
+            await again.close()
 
     run(main())
 

@@ -95,6 +95,9 @@ def describe_validation_error(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+# Closing a connection whose peer stopped reading must not hang whoever closes it.
+CLOSE_TIMEOUT_SECONDS = 5.0
+
 ID_NEAR_START = re.compile(r'"id"\s*:\s*"([^"\\]{1,64})"')
 
 
@@ -195,11 +198,13 @@ class ExtensionLink:
             self._close_pending()
 
     async def close(self, code: int, reason: str) -> None:
+        """Close the socket; a peer already gone (or one that stopped reading) is only logged: whatever this
+        connection's state, closing it must not take down the one that replaces it."""
         self._close_pending()
         try:
-            await self._ws.close(code=code, reason=reason)
-        except RuntimeError:
-            pass
+            await asyncio.wait_for(self._ws.close(code=code, reason=reason), CLOSE_TIMEOUT_SECONDS)
+        except (TimeoutError, RuntimeError, OSError, WebSocketDisconnect) as exc:
+            log.info("closing the extension connection (%s) failed: %r", reason, exc)
 
     # -----------------------------------------------------------------------------------------------------------------
 
