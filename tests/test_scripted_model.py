@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,15 @@ def test_command_line_entry_point_serves_a_script_file(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_request_naming_another_host_is_refused() -> None:
+    """A page that rebinds its hostname to 127.0.0.1 reaches the port but still sends its own Host: refused."""
+    with ScriptedModelServer(RULES) as server:
+        models = server.base_url + "/models"
+        with urllib.request.urlopen(models, timeout=5) as reply:
+            assert reply.status == 200
+        request = urllib.request.Request(models, headers={"Host": f"rebound.example:{server.port}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == 403

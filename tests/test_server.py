@@ -104,6 +104,20 @@ def test_http_needs_token_and_a_loopback_host(tmp_path: Path) -> None:
     run(main())
 
 
+def test_the_health_check_needs_no_token_but_a_loopback_host(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            port = backend.server.port
+            assert (await asyncio.to_thread(http_get, port, "/healthz", {}))[0] == 200
+            # A page that rebinds its own hostname to 127.0.0.1 must not learn that Branchwise runs here.
+            rebound = await asyncio.to_thread(http_get, port, "/healthz", {"Host": f"evil.example:{port}"})
+            assert rebound[0] == 403 and "Host header" in rebound[1]
+            foreign = await asyncio.to_thread(http_get, port, "/healthz", {"Origin": "https://evil.example"})
+            assert foreign[0] == 403
+
+    run(main())
+
+
 def test_backend_refuses_to_bind_beyond_loopback(tmp_path: Path) -> None:
     from branchwise.config import ServerConfig
     from branchwise.link import ExtensionHub

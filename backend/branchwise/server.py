@@ -1,7 +1,8 @@
 """The local backend: FastAPI on loopback, the extension's WebSocket, and the guard in front of both.
 
 Only a request that names a loopback Host, comes from the pinned extension Origin (or none, for local tools) and carries
-the pairing token gets through; everything else is answered 403 and logged.
+the pairing token gets through; everything else is answered 403 and logged. The health check alone needs no token, but
+the same Host and Origin.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.websockets import WebSocket
 
 from . import __version__
 from .config import ServerConfig
+from .hostcheck import forbidden, header, host_refusal
 from .link import ExtensionHub
 from .pairing import tokens_match
 from .protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
@@ -25,26 +27,9 @@ from .serving import bind
 
 log = logging.getLogger(__name__)
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
-
-
 @dataclass(frozen=True)
 class Refusal:
     reason: str
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
-    for key, value in headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _host_name(host_header: str) -> str:
-    if host_header.startswith("["):
-        return host_header.split("]")[0] + "]"
-    return host_header.rsplit(":", 1)[0] if ":" in host_header else host_header
 
 
 def offered_token(scope: Scope) -> str | None:
@@ -55,21 +40,21 @@ def offered_token(scope: Scope) -> str | None:
             if proto.startswith(TOKEN_SUBPROTOCOL_PREFIX):
                 return proto[len(TOKEN_SUBPROTOCOL_PREFIX):]
         return None
-    auth = _header(scope, b"authorization") or ""
+    auth = header(scope, b"authorization") or ""
     return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
 
 
-def check_request(scope: Scope, config: ServerConfig, token: str) -> Refusal | None:
-    host = _header(scope, b"host")
-    if host is None or _host_name(host) not in LOOPBACK_HOSTS:
-        # Defeats DNS rebinding: a web page reaching 127.0.0.1 through its own hostname still sends that hostname.
-        return Refusal(f"Host header {host!r} is not a loopback name")
-    origin = _header(scope, b"origin")
+def check_request(scope: Scope, config: ServerConfig, token: str | None) -> Refusal | None:
+    """`token`: None on an open path (the health check), which needs no token but the same Host and Origin."""
+    bad_host = host_refusal(scope)
+    if bad_host is not None:
+        return Refusal(bad_host)
+    origin = header(scope, b"origin")
     if scope["type"] == "websocket" and origin != config.extension_origin:
         return Refusal(f"Origin {origin!r} is not the Branchwise extension")
     if scope["type"] == "http" and origin is not None and origin != config.extension_origin:
         return Refusal(f"Origin {origin!r} is not the Branchwise extension")
-    if not tokens_match(offered_token(scope), token):
+    if token is not None and not tokens_match(offered_token(scope), token):
         return Refusal("missing or wrong pairing token")
     return None
 
@@ -84,10 +69,11 @@ class Guard:
         self.open_paths = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get("path") in self.open_paths:
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        refusal = check_request(scope, self.config, self.token)
+        open_path = scope.get("path") in self.open_paths
+        refusal = check_request(scope, self.config, None if open_path else self.token)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -98,13 +84,7 @@ class Guard:
             await receive()  # the connect event; closing before accept makes the server answer 403
             await send({"type": "websocket.close", "code": 1008, "reason": "forbidden"})
             return
-        body = f"forbidden: {refusal.reason}\n".encode()
-        await send({
-            "type": "http.response.start",
-            "status": 403,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
-        })
-        await send({"type": "http.response.body", "body": body})
+        await forbidden(send, refusal.reason)
 
 
 def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:

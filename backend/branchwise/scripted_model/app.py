@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
+from ..hostcheck import LoopbackHostOnly
 from .config import ServerConfig
 from .engine import Prompt, PromptMessage, ReplyEngine, Selection
 from .faults import FailureQueue
@@ -149,6 +150,7 @@ async def _sse(request: ChatRequest, answers: list[_Answer], model: str, complet
 
 def create_app(state: ServerState) -> FastAPI:
     app = FastAPI(title="Branchwise scripted model", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(LoopbackHostOnly)
     config = state.config
 
     @app.get("/v1/models")
