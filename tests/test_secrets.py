@@ -19,7 +19,14 @@ from branchwise.agent.records import RunResult, StepRecord
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.observation import PageView, process
 from branchwise.protocol import ActResult, BrowserCmd, ElementRef, Observation, TypeCmd
-from branchwise.safety.secrets import SecretKeeper, contains_card_number, mask_card_numbers, types_secret
+from branchwise.safety.secrets import (
+    SecretKeeper,
+    contains_card_number,
+    mask_card_numbers,
+    mask_task,
+    task_secrets,
+    types_secret,
+)
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.generate import GenerationConfig, GenerationInput, Variation, generate_candidates
 from branchwise.search.roles import RoleModel
@@ -111,9 +118,9 @@ def test_the_keeper_seals_actions_and_scrubs_what_follows(form: PageView) -> Non
     assert isinstance(stop, Stop) and stop.answer == f"Signed in with {SECRET_MASK}"
     assert later == f"{SECRET_MASK} worked"
     assert keeper.scrub("card 4111111111111111") == f"card {SECRET_MASK}"
-    # Very short secrets are masked in the action, but not hunted for in free text.
-    short, note = SecretKeeper().seal(Type(password, "ab1", False), "typing ab1", form)
-    assert SECRET_MASK in short.to_text() and note == "typing ab1"
+    # A very short secret is masked in the action too.
+    short, _ = SecretKeeper().seal(Type(password, "ab1", False), "typing", form)
+    assert SECRET_MASK in short.to_text()
 
 
 def test_generated_candidates_carry_the_masked_text(form: PageView) -> None:
@@ -146,7 +153,7 @@ class FormBrowser:
     async def observe(self, tab_id: int) -> Observation:
         return form_observation()
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (), settle: object = None) -> ActResult:
         self.commands.append(command)
         return ActResult(ok=True, url="http://shop.test/checkout")
 
@@ -233,3 +240,61 @@ def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
     assert f"type [{password}] [{SECRET_MASK}] [0]" in kept["store"]
     assert result.answer == f"Signed in with {SECRET_MASK}"
     assert result.task == f"Sign in and note card {SECRET_MASK}"
+
+
+@pytest.mark.parametrize(("task", "secrets"), [
+    ("Log in as alice with password hunter2 and buy a mug", ["hunter2"]),
+    ("Sign in. Password: s3cr3t! Then open my orders", ["s3cr3t!"]),
+    ('Use the password "correct horse battery" to log in', ["correct horse battery"]),
+    ("My PIN is 4821.", ["4821"]),
+    ("Change my password to Tr0ub4dor&3 please", ["Tr0ub4dor&3"]),
+    ("Melde dich an, das Passwort ist geheim99", ["geheim99"]),
+    ("Reset the password field and leave", []),
+    ("Click 'Forgot password' on the login page", []),
+    ("Find the password policy page", []),
+])
+def test_passwords_written_in_the_task_are_found(task: str, secrets: list[str]) -> None:
+    assert task_secrets(task) == secrets
+    shown = mask_task(task)
+    assert all(secret not in shown for secret in secrets)
+    assert (SECRET_MASK in shown) == bool(secrets)
+
+
+def test_a_short_secret_is_scrubbed_as_a_whole_word_only(form: PageView) -> None:
+    keeper = SecretKeeper()
+    password = element(form, "textbox", "Password")
+    _, thought = keeper.seal(Type(password, "ab1", False), "typing ab1, not cab12", form)
+    assert thought == f"typing {SECRET_MASK}, not cab12"
+
+
+def test_the_tasks_password_is_scrubbed_from_what_the_model_writes(form: PageView) -> None:
+    keeper = SecretKeeper(task_secrets("Sign in with password Pw9 and check the balance"))
+    stop, thought = keeper.seal(Stop("Signed in with Pw9"), "The password Pw9 worked", form)
+    assert isinstance(stop, Stop) and stop.answer == f"Signed in with {SECRET_MASK}"
+    assert thought == f"The password {SECRET_MASK} worked"
+
+
+def test_a_password_written_in_the_task_is_kept_from_the_result_logs_and_store(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    task = "Sign in with password Pw9 and tell me my balance"
+    rules = [Rule(name="answer", reply="I will use Pw9 to sign in. In summary, the next action I will perform is "
+                                       "```stop [Signed in with Pw9; the balance is $12]```")]
+    reporter = Collected()
+    caplog.set_level(logging.DEBUG)
+
+    async def main(server: ScriptedModelServer, store: RunStore) -> RunResult:
+        async with LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m",
+                                       max_retries=0)) as client:
+            env = BrowserEnv(FormBrowser(), 1)  # type: ignore[arg-type]
+            return await greedy_agent(client, store=store).run(task, env, reporter, run_id="r2")
+
+    store_path = default_store_path(tmp_path)
+    with ScriptedModelServer(Script(rules=rules)) as server, RunStore.open(store_path) as store:
+        result = asyncio.run(main(server, store))
+        first_prompt = server.requests()[0].last_user
+    assert "password Pw9 and" in first_prompt  # the model reads the task as the user wrote it
+    assert result.task == f"Sign in with password {SECRET_MASK} and tell me my balance"
+    assert result.answer == f"Signed in with {SECRET_MASK}; the balance is $12"
+    for where, text in {"--json result": result.model_dump_json(), "reporters": "\n".join(reporter.lines),
+                        "logs": caplog.text, "store": dump_store(store_path)}.items():
+        assert "Pw9" not in text, f"the task's password leaked into the {where}"

@@ -29,7 +29,7 @@ from .protocol import StartRun, new_id
 from .runs import RunManager
 from .safety.confirm import ConfirmConfig, SidePanelApprover
 from .safety.gate import NetworkGate
-from .safety.secrets import mask_card_numbers
+from .safety.secrets import mask_task
 from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent, SearchConfig
@@ -152,7 +152,7 @@ def cli_approver(confirm: ConfirmMode | None = None, stdin: TextIO | None = None
 
 async def refused_run(task: str, reason: str, reporter: Reporters) -> RunResult:
     """A run that stops before it starts: its start page is on a site the user's lists refuse (nothing was opened)."""
-    result = RunResult(run_id=new_id(), task=mask_card_numbers(task), status="failed",
+    result = RunResult(run_id=new_id(), task=mask_task(task), status="failed",
                        reason=f"stopped before the start page was opened: {reason}")
     await reporter.started(result.run_id, result.task)
     await reporter.finished(result)

@@ -12,7 +12,7 @@ from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
 from .models import ModelSetup
 from .protocol import StartRun, StopRun, new_id
-from .safety.secrets import mask_card_numbers
+from .safety.secrets import mask_task
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class RunManager:
         task = asyncio.create_task(self.agent.run(message.task, env, reporter, run_id=run_id))
         self.tasks[run_id] = task
         log.info("run %s started from the side panel on tab %d: %s", run_id, message.tab_id,
-                 mask_card_numbers(message.task))
+                 mask_task(message.task))
         return run_id
 
     async def stop(self, message: StopRun) -> None:

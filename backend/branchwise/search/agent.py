@@ -21,7 +21,7 @@ from ..llm import LLMError
 from ..protocol import new_id
 from ..safety import SafetyClassifier
 from ..safety.gate import GateRun, NetworkGate, gate_run
-from ..safety.secrets import mask_card_numbers
+from ..safety.secrets import SecretKeeper, mask_task, task_secrets
 from ..safety.sites import SiteRefused
 from ..store import RecordLost, RunRecord, RunStore
 from ..store import UsageRecord as StoredUsage
@@ -97,15 +97,17 @@ class SearchAgent:
         before = {role: model.usage for role, model in self.roles.by_role().items()}
         state = SearchState()
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
-        # Card numbers in the task are masked wherever it is shown or stored; the model gets the task as written.
-        shown_task = mask_card_numbers(task)
+        # Card numbers and passwords in the task are masked wherever it is shown or stored; the model gets the task as
+        # written.
+        shown_task = mask_task(task)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await reporter.started(run_id, shown_task)
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
             f", backtracking {self.config.backtrack}" if strategy.backtracks else ""))
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
-                            trace, reporter, result.steps, state, url_check=url_check, store=self.store)
+                            trace, reporter, result.steps, state, url_check=url_check, store=self.store,
+                            secrets=SecretKeeper(task_secrets(task)))
         try:
             await trace.writer.start(RunRecord(
                 run_id=run_id, task=shown_task, strategy=strategy.name,
