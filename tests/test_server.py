@@ -118,6 +118,30 @@ def test_the_health_check_needs_no_token_but_a_loopback_host(tmp_path: Path) -> 
     run(main())
 
 
+def test_a_half_sent_request_is_cut_off_and_the_extension_still_connects(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path, request_head_timeout_seconds=0.5) as backend:
+            stalled = []
+            for _ in range(20):
+                reader, writer = await asyncio.open_connection("127.0.0.1", backend.server.port)
+                writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the head never ends
+                await writer.drain()
+                stalled.append((reader, writer))
+            idle_reader, idle = await asyncio.open_connection("127.0.0.1", backend.server.port)  # sends nothing
+            # The backend closes each of them once the head is overdue: the read sees the end of the stream.
+            for reader in [idle_reader, *(r for r, _ in stalled)]:
+                assert await asyncio.wait_for(reader.read(), 5) == b""
+            ws = await paired_socket(backend)
+            await asyncio.sleep(1.0)  # an upgraded connection is out of the deadline
+            await ws.send(json.dumps({"type": "ping", "id": "p1"}))
+            assert (await receive_json(ws))["reply_to"] == "p1"
+            await ws.close()
+            for writer in [idle, *(w for _, w in stalled)]:
+                writer.close()
+
+    run(main())
+
+
 def test_backend_refuses_to_bind_beyond_loopback(tmp_path: Path) -> None:
     from branchwise.config import ServerConfig
     from branchwise.link import ExtensionHub

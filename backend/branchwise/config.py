@@ -26,6 +26,9 @@ class ServerConfig(BaseModel):
     # The MV3 worker is killed ~30 s after the last data message (docs/platform.md); ping well inside that.
     keepalive_seconds: float = 15.0
     request_timeout_seconds: float = 30.0
+    # A connection that has not sent a whole HTTP request head by then is closed (a half-sent request held its file
+    # descriptor forever).
+    request_head_timeout_seconds: float = Field(default=10.0, gt=0)
     # The version this backend speaks; only tests set another, to see how a mismatched extension is refused.
     protocol_version: int = PROTOCOL_VERSION
 

@@ -19,6 +19,7 @@ from starlette.websockets import WebSocket
 
 from . import __version__
 from .config import ServerConfig
+from .headtimeout import head_timeout_protocol
 from .hostcheck import forbidden, header, host_refusal
 from .link import ExtensionHub
 from .pairing import tokens_match
@@ -133,6 +134,7 @@ class BackendServer:
                 port=config.port,
                 ws_max_size=config.transport_max_bytes,
                 ws_ping_interval=None,
+                http=head_timeout_protocol(config.request_head_timeout_seconds),
                 log_level="warning",
                 lifespan="off",
             )
