@@ -37,6 +37,8 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Gate test {who
 <button id="load-more" onclick="fetch('/more?who={who}').then((r) => show('status', 'status ' + r.status))">Load
   more</button>
 <button id="open-child" onclick="window.open('/onload?who={who}-child')">Open a tab</button>
+<button id="webdav" onclick="fetch('/files/a?who={who}', {{method: 'MOVE', headers: {{Destination: '/files/b'}}}})
+  .then((r) => show('status', 'status ' + r.status), (e) => show('status', 'failed: ' + e))">Move the file</button>
 <a id="next" href="/next?who={who}">Next page</a>
 <script>
 function show(id, text) {{ document.getElementById(id).textContent = text; }}
@@ -183,6 +185,20 @@ def test_denied_post_never_reaches_the_server_and_the_page_fetch_rejects(
         assert question.reasons[1] == "no approval covers it" and "click [" in question.reasons[0]
         assert [(r.kind, r.request_method, r.decision, r.decided_by) for r in run.audit()] == [
             ("request_held", "POST", None, None), ("request_failed", "POST", "denied", "script")]
+    finally:
+        run.close_tab()
+
+
+def test_a_method_nobody_listed_is_held_like_a_post(stack: Stack, server: RecordingServer, store: RunStore) -> None:
+    """WebDAV's MOVE (or any verb but GET, HEAD and OPTIONS) changes a server as much as a POST: held, and denied."""
+    run = GatedRun(stack, server, store, "webdav", [False])
+    try:
+        with recording(stack) as events, run:
+            result = run.click("Move the file")
+            assert result.requests == (GatedRequest("MOVE", f"{server.base_url}/files/a?who=webdav", "failed"),)
+            wait_for(lambda: run.page_text("status").startswith("failed: TypeError"), what="the page's fetch to fail")
+        assert server.mutating("webdav") == []
+        assert [held.method for held in held_of(events)] == ["MOVE"]
     finally:
         run.close_tab()
 

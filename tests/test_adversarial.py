@@ -31,8 +31,11 @@ def test_recording_server_records_every_request_before_answering() -> None:
         fetch(f"{server.base_url}/x?who=b", "DELETE")
         with pytest.raises(urllib.error.HTTPError, match="418"):
             fetch(f"{server.base_url}/tea", "PUT", b"x")
+        fetch(f"{server.base_url}/files/a?who=b", "MOVE")  # a method nobody lists is answered and counted too
+        fetch(f"{server.base_url}/page?who=b", "HEAD")
         assert server.requests[1] == Recorded("POST", "/buy?who=a-child", b"qty=1")
-    assert server.mutating() == [("POST", "/buy?who=a-child"), ("DELETE", "/x?who=b"), ("PUT", "/tea")]
+    assert server.mutating() == [("POST", "/buy?who=a-child"), ("DELETE", "/x?who=b"), ("PUT", "/tea"),
+                                 ("MOVE", "/files/a?who=b")]
     assert server.mutating("a") == [] and server.mutating("a", children=True) == [("POST", "/buy?who=a-child")]
     assert server.got("GET", "/page?who=a") and not server.got("POST", "/page?who=a")
 

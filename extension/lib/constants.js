@@ -1,8 +1,13 @@
 // Constants more than one part of the extension uses. No imports and no Chrome API, so pure modules (and Node tests)
 // can import it. The backend keeps its own copies (safety/): what goes on the wire is in protocol.js.
 
-// The HTTP methods that can change something on a server: the guard blocks them, the gate holds them.
-export const MUTATING_METHODS = Object.freeze(["POST", "PUT", "PATCH", "DELETE"]);
+// The HTTP methods that only read. Every other method, in any spelling (POST, DELETE, WebDAV's MOVE or PROPPATCH, a
+// custom one), may change something on a server: the guard blocks it and the gate holds it (fail closed).
+export const SAFE_METHODS = Object.freeze(["GET", "HEAD", "OPTIONS"]);
+
+export function isMutating(method) {
+  return !SAFE_METHODS.includes(String(method || "").toUpperCase());
+}
 
 // Every declarativeNetRequest resource type. A rule condition without `resourceTypes` matches every type except
 // main_frame, so a rule meant for all requests names them all (top-level form posts included).

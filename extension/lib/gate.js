@@ -1,5 +1,5 @@
-// The network gate: while a run works in a tab, the tab's mutating requests (POST, PUT, PATCH, DELETE) that no
-// approved action covers are held with CDP Fetch, and the backend decides: `release_request {hold_id, allow}` lets one
+// The network gate: while a run works in a tab, the tab's mutating requests (any method but GET, HEAD and OPTIONS:
+// POST, DELETE, WebDAV's MOVE, a custom verb) that no approved action covers are held with CDP Fetch, and the backend decides: `release_request {hold_id, allow}` lets one
 // go (exactly once) or fails it (BlockedByClient: the server receives nothing). An approved action runs with an
 // allowance naming what the user approved (`act {allow: [{method, url}]}`, allowance.js): while that command runs,
 // each entry lets one matching request through and is used up; every other mutating request of the tab is held as
@@ -21,7 +21,7 @@
 //   the holds' timers, and the requests let through (for their redirects), are this worker's own.
 import { childSessions, ensureAttached, onCdpEvent, onChildSession, send } from "./cdp.js";
 import { allowanceOf, findEntry, sameOrigin } from "./allowance.js";
-import { DEFAULT_HOLD_TIMEOUT_MS, MUTATING_METHODS, OPENED_RULE_BIT } from "./constants.js";
+import { DEFAULT_HOLD_TIMEOUT_MS, OPENED_RULE_BIT, isMutating } from "./constants.js";
 import { CommandError, newId } from "./protocol.js";
 import { blockMutatingRule, flippedRuleId } from "./rules.js";
 import { findHold, loadTabState, tabState, tabStates, update } from "./tabstate.js";
@@ -31,7 +31,6 @@ import { findHold, loadTabState, tabState, tabStates, update } from "./tabstate.
 // (BENCHMARKS.md): most of the cost is Chromium routing the tab's requests through the interceptor at all, and a type
 // list misses what this Chromium's filter cannot name (FedCM's POSTs, for one).
 const PATTERNS = [{ urlPattern: "*", requestStage: "Request" }];
-const MUTATING = new Set(MUTATING_METHODS);
 const CHILD_TYPES = new Set(["iframe", "worker"]);
 const LET_THROUGH_KEPT = 200;
 
@@ -211,13 +210,13 @@ async function paused(tabId, params, sessionId) {
   const { requestId, request } = params;
   const method = (request.method || "").toUpperCase();
   await loadGate();
-  if (MUTATING.has(method) && !gateOf(tabId)) {
+  if (isMutating(method) && !gateOf(tabId)) {
     // Paused just as the gate came off (Fetch.disable would let it go): nobody asked for it, so it fails.
     await failPaused(tabId, requestId, sessionId);
     console.warn(`network gate: failed ${method} ${request.url} of tab ${tabId}: paused while the gate came off`);
     return;
   }
-  if (!MUTATING.has(method)) {
+  if (!isMutating(method)) {
     await send(tabId, "Fetch.continueRequest", { requestId }, sessionId).catch(() => {}); // dropped meanwhile: fine
     return;
   }

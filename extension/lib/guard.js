@@ -1,7 +1,7 @@
 // Guarded tabs: throw-away tabs (speculative replay, reload checks) where repeating an action cannot order, send or
 // delete anything. Three browser-enforced layers, all in place before the tab loads its first page (open_tab):
-//  1. A declarativeNetRequest session rule blocks every mutating request (POST, PUT, PATCH, DELETE) the tab makes,
-//     of every resource type, top-level form posts included. GETs still load.
+//  1. A declarativeNetRequest session rule blocks every mutating request (any method but GET, HEAD and OPTIONS) the
+//     tab makes, of every resource type, top-level form posts included. GETs still load.
 //  2. A second session rule appends `Content-Security-Policy: sandbox <every allow-* token but allow-popups>` to every
 //     document (main_frame, sub_frame) the tab loads, so its pages cannot open tabs or windows at all: no form posted
 //     into a new tab (target=_blank, formtarget=_blank, window.open + a named target, form.submit() by script). A new

@@ -1,5 +1,5 @@
 // declarativeNetRequest session rules that name one tab (guard.js, gate.js). Pure: no Chrome API.
-import { ALL_RESOURCE_TYPES, MUTATING_METHODS } from "./constants.js";
+import { ALL_RESOURCE_TYPES, SAFE_METHODS } from "./constants.js";
 
 // A rule id for the tab derived from its id with `bit` flipped. Tab ids grow by one from a random start, so it would
 // take 2^29 tabs to collide; ids must fit 1..2^31-1 (a tab id equal to the bit would give 0, not a valid id).
@@ -7,7 +7,8 @@ export function flippedRuleId(tabId, bit) {
   return (tabId ^ bit) || 0x7fffffff;
 }
 
-// Blocks every mutating request the tab makes, of every resource type, top-level form posts included.
+// Blocks every mutating request the tab makes, of every resource type, top-level form posts included: every method but
+// the safe ones, so a method the rule has no name for (MOVE, a custom verb) is blocked too.
 export function blockMutatingRule(id, tabId) {
   return {
     id,
@@ -15,7 +16,7 @@ export function blockMutatingRule(id, tabId) {
     action: { type: "block" },
     condition: {
       tabIds: [tabId],
-      requestMethods: MUTATING_METHODS.map((m) => m.toLowerCase()),
+      excludedRequestMethods: SAFE_METHODS.map((m) => m.toLowerCase()),
       resourceTypes: [...ALL_RESOURCE_TYPES],
     },
   };

@@ -46,8 +46,8 @@ class ApprovalRequest:
 def covers(sends: tuple[ExpectedRequest, ...]) -> str:
     """What an approval of an action lets through the network gate, as the user is told."""
     if not sends:
-        return ("what it sends is not known before it runs: each POST, PUT, PATCH or DELETE it makes is asked about "
-                "before it goes out")
+        return ("what it sends is not known before it runs: each POST, PUT, DELETE or other mutating request it makes "
+                "is asked about before it goes out")
     listed = " and ".join(f"one {r.describe()}" for r in sends)
     return f"approving lets {listed} through; anything else it sends is asked about"
 

@@ -40,7 +40,8 @@ class ExpectedRequest:
 
 @dataclass(frozen=True)
 class GatedRequest:
-    """A mutating request (POST, PUT, PATCH, DELETE) a page made while an action ran, and what became of it."""
+    """A mutating request (any method but GET, HEAD and OPTIONS) a page made while an action ran, and what became of
+    it."""
 
     method: str
     url: str

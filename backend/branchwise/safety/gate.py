@@ -1,12 +1,13 @@
 """The network gate, backend side: a mutating request no approval covers is held in the browser until someone decides.
 
-While a run works in a tab, the extension holds the tab's POST, PUT, PATCH and DELETE requests (CDP Fetch) and reports
-each as `request_held`. The gate asks the run's approver ("the page tried to send POST to …"), writes the question and
-the outcome to the run's audit log, and answers `release_request`: the request goes out exactly once, or fails and
-the server receives nothing. An approved action runs with an allowance (`act {allow}`) naming exactly what the user
-approved, the request its form submits (method and URL): that one goes out once and comes back as `request_sent`;
-anything else the action makes the page send is held and asked about like any other request ("the approved action
-`click [13]` also tried to send it"). The classifier's misses are caught here, before they reach a server.
+While a run works in a tab, the extension holds the tab's mutating requests (every method but GET, HEAD and OPTIONS; CDP
+Fetch) and reports each as `request_held`. The gate asks the run's approver ("the page tried to send POST to …"), writes
+the question and the outcome to the run's audit log, and answers `release_request`: the request goes out exactly once,
+or fails and the server receives nothing. An approved action runs with an allowance (`act {allow}`) naming exactly what
+the user approved, the request its form submits (method and URL): that one goes out once and comes back as
+`request_sent`; anything else the action makes the page send is held and asked about like any other request ("the
+approved action `click [13]` also tried to send it"). The classifier's misses are caught here, before they reach a
+server.
 
 Each action the environment runs is a window (BrowserEnv.watch): the requests seen in it, let through or failed, are
 handed back with the action's result for the post-execution check (safety/postcheck.py). A window ends only once

@@ -1,7 +1,7 @@
 """After an action ran: do the requests it really sent confirm the class it was given before it ran?
 
-The network gate reports every mutating request (POST, PUT, PATCH, DELETE) the page made while the action ran, and
-whether it went out. Compared with the classifier's verdict:
+The network gate reports every mutating request (any method but GET, HEAD and OPTIONS) the page made while the action
+ran, and whether it went out. Compared with the classifier's verdict:
 
 - destructive, and something went out: **confirmed**;
 - destructive, nothing went out: **refuted**, yet still treated as destructive (see `post_check`);

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Every method but these may change a server (WebDAV's MOVE, a custom verb): counted as mutating.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def who_of(path: str) -> str:
@@ -36,7 +37,7 @@ class Recorded:
 
     @property
     def mutating(self) -> bool:
-        return self.method in MUTATING
+        return self.method.upper() not in SAFE_METHODS
 
     @property
     def who(self) -> str:
@@ -78,7 +79,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+    def __getattr__(self, name: str) -> Any:
+        # Every method is answered and recorded, the ones nobody lists (MOVE, PROPPATCH, a custom verb) included.
+        if name.startswith("do_"):
+            return self._answer
+        raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
