@@ -115,6 +115,19 @@ def click_card(driver: WebDriver, button: str) -> None:
     raise AssertionError(f"could not click {button}")
 
 
+def in_page(stack: Stack, url: str, script: str) -> Any:
+    """Run JS through Selenium in the tab showing exactly `url` (tests use unique query strings): the page as it is,
+    read independently of Branchwise."""
+    driver = stack.driver
+    shown = []
+    for handle in driver.window_handles:
+        driver.switch_to.window(handle)
+        if driver.current_url == url:
+            return driver.execute_script(script)
+        shown.append(driver.current_url)
+    raise AssertionError(f"no tab shows {url}; tabs: {shown}")
+
+
 def in_extension(stack: Stack, script: str) -> Any:
     """Run async JS with the extension's privileges (its options page), for facts only chrome.* APIs know."""
     driver = stack.driver

@@ -6,7 +6,6 @@ The page is checked independently through Selenium, attached to the same Chromiu
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 
@@ -26,7 +25,7 @@ from branchwise.actions import (
 )
 from branchwise.agent.env import DIALOG_CANCEL_ID, DIALOG_INPUT_ID, DIALOG_OK_ID, BrowserEnv, EnvView
 
-from harness import Stack
+from harness import Stack, in_page
 
 pytestmark = pytest.mark.e2e
 
@@ -45,20 +44,6 @@ def element(view: EnvView, role: str, name: str) -> int:
     found = [e.id for e in view.page.elements.values() if e.role == role and e.name == name]
     assert found, f"no {role} '{name}' in:\n{view.text}"
     return found[0]
-
-
-def in_page(stack: Stack, url: str, script: str) -> Any:
-    """Run JS in the tab showing exactly `url` (tests use unique query strings)."""
-    driver = stack.driver
-    for handle in driver.window_handles:
-        driver.switch_to.window(handle)
-        if driver.current_url == url:
-            return driver.execute_script(script)
-    shown = []
-    for handle in driver.window_handles:
-        driver.switch_to.window(handle)
-        shown.append(driver.current_url)
-    raise AssertionError(f"no tab shows {url}; tabs: {shown}")
 
 
 def status(stack: Stack, url: str) -> str:

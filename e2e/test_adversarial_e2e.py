@@ -77,15 +77,16 @@ def test_denied_nothing_reaches_the_server_approved_exactly_once(
     question = asked_about(denied, scenario)
     assert question is not None and reason in question.reasons and question.decision == "denied", denied.questions
     if planner == "action_aware":
-        # The classifier's verdict decides which layer must ask: a navigation verdict runs unasked, under the gate.
-        assert denied.verdict == ("destructive" if layer == "classifier" else "navigation")
+        # The classifier's verdict decides which layer must ask: a navigation verdict, or a script-driven control in a
+        # tab the gate holds entirely ("Continue": safe), runs unasked, under the gate.
+        assert denied.verdict in (("destructive",) if layer == "classifier" else ("navigation", "safe"))
 
     approved = run(stack, model, scenario, ApproveIntended(scenario.mutation), tmp_path, "approve", planner)
     assert approved.reached == [f"POST {scenario.mutation}"], approved.log
     assert approved.caught_by == scenario.caught_by(planner, "approve"), approved.log
     question = asked_about(approved, scenario)
     assert question is not None and reason in question.reasons and question.decision == "approved"
-    if planner == "action_aware" and not scenario.known:
+    if planner == "action_aware" and layer == "classifier" and not scenario.known:
         # The approval covered the click but no request (a script sends it): the user was asked about that one too.
         sent = asked_about(approved, scenario, scenario.mutation)
         assert sent is not None and sent.decision == "approved", approved.questions

@@ -11,7 +11,7 @@ from branchwise.actions import Click
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.protocol import ElementFacts, ElementRef, FormFacts, LinkFacts
 
-from harness import Stack
+from harness import Stack, in_page, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -112,3 +112,22 @@ def test_detached_and_unknown_elements_are_not_found(stack: Stack, lab: tuple[Br
     assert unknown == [ElementFacts(found=False), ElementFacts(found=False)]
     assert stack.call(env.browser.inspect(env.tab_id, [])) == []
 
+
+
+def test_the_facts_say_whether_the_gate_holds_the_tab_and_what_it_cannot_hold(
+        stack: Stack, lab: tuple[BrowserEnv, EnvView, str], request: pytest.FixtureRequest) -> None:
+    env, view, base = lab
+    button = by_name(view, "button", "Like")
+    before = inspect(stack, env, [button])[button]
+    assert (before.gated, before.ungated_channels) == (False, [])
+    stack.call(env.browser.gate_tab(env.tab_id, True))
+    try:
+        gated = inspect(stack, env, [button])[button]
+        assert (gated.gated, gated.ungated_channels) == (True, [])
+        # The page opens a WebSocket: messages on it are not requests the gate can hold.
+        in_page(stack, f"{base}/inspect.html?test={request.node.name}",
+                f"window.socket = new WebSocket('ws://127.0.0.1:{base.rsplit(':', 1)[1]}/socket')")
+        wait_for(lambda: inspect(stack, env, [button])[button].ungated_channels == ["WebSocket"],
+                 what="the WebSocket to be seen")
+    finally:
+        stack.call(env.browser.gate_tab(env.tab_id, False))

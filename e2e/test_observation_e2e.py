@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from branchwise.actions import Type
 from branchwise.agent.env import BrowserEnv, EnvView
-from branchwise.sandbox import ShopQueries, ShopServer
+from branchwise.observation import process
+from branchwise.observation.coverage import unreached_clickables
+from branchwise.sandbox import ShopConfig, ShopQueries, ShopServer
+from branchwise.sandbox.forum import ForumConfig, ForumServer
 from branchwise.sandbox.landmarks import HEADPHONES
+from branchwise.sandbox.tracker import TrackerConfig, TrackerServer
 
 from harness import Stack
 
@@ -70,3 +75,36 @@ def test_password_and_card_values_never_reach_the_text(stack: Stack, pages_port:
         assert secrets[name] not in text
         assert re.search(rf"textbox '{name}'.*value: ••••", text), text
     assert "value: 'leave at the door'" in text
+
+
+def start_site(site: str, db: Path) -> ShopServer | ForumServer | TrackerServer:
+    match site:
+        case "forum":
+            return ForumServer(ForumConfig(db_path=db)).start()
+        case "tracker":
+            return TrackerServer(TrackerConfig(db_path=db)).start()
+    return ShopServer(ShopConfig(db_path=db)).start()
+
+
+@pytest.mark.parametrize("site", ["shop", "forum", "tracker"])
+def test_every_element_the_dom_marks_clickable_can_be_acted_on(stack: Stack, tmp_path: Path, site: str) -> None:
+    """On each sandbox site's home page and the first pages it links to (lists, details, forms): every element with a
+    click listener or a link has a line of its own, or something to act on inside it has one."""
+    server = start_site(site, tmp_path / f"{site}.sqlite3")
+    try:
+        _, home = observe_url(stack, server.base_url + "/")
+        assert home.page is not None
+        links = [e.props.get("url", "") for e in home.page.elements.values() if e.role == "link"]
+        pages = [u for u in dict.fromkeys(links) if u.startswith(server.base_url) and u != server.base_url + "/"][:4]
+        assert len(pages) == 4, links
+        checked = 0
+        for url in [server.base_url + "/", *pages]:
+            env, view = observe_url(stack, url)
+            observation = stack.call(env.browser.observe(env.tab_id))
+            assert view.page is not None
+            checked += sum(len(f.clickable_node_ids) for f in observation.frames)
+            assert unreached_clickables(observation, process(observation)) == [], url
+        # The check saw the pages' links and listeners (an empty list would pass it vacuously).
+        assert checked > 50
+    finally:
+        server.stop()

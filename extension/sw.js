@@ -7,6 +7,8 @@ import { readPage } from "./lib/readpage.js";
 import { Connection } from "./lib/connection.js";
 import { observe } from "./lib/observe.js";
 import { watchRequests } from "./lib/network.js";
+import { trackRequests } from "./lib/settle.js";
+import { trackChannels } from "./lib/channels.js";
 import { STORAGE } from "./lib/constants.js";
 import { CommandError, newId } from "./lib/protocol.js";
 import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
@@ -51,7 +53,8 @@ async function handleCommand(message) {
       return observe(message.tab_id, message.include_frames);
     case "act":
       await requireWorkable(message.tab_id);
-      return withAllowance(message.tab_id, message.allow || [], () => act(message.tab_id, message.action));
+      return withAllowance(message.tab_id, message.allow || [],
+        () => act(message.tab_id, message.action, message.settle));
     case "gate_tab":
       if (message.on) await requireHanded(message.tab_id); // a closed tab's gate is simply forgotten
       await setGate(message.tab_id, Boolean(message.on),
@@ -90,6 +93,8 @@ const connection = new Connection(handleCommand);
 const emit = (event) => connection.send(event);
 
 watchRequests(emit);
+trackRequests();
+trackChannels();
 startGate(emit);
 
 chrome.webNavigation.onCreatedNavigationTarget.addListener(async (details) => {

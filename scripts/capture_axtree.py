@@ -191,7 +191,16 @@ def capture_target(session: CdpSession, target: str | None, parent: CdpSession |
             frame_id=spec.frame_id, url=spec.url, parent_frame_id=spec.parent_frame_id, owner_node_id=owner,
             target=target, nodes=[AXNode.model_validate(node) for node in nodes],
         ))
+    if frames:
+        frames[0].clickable_node_ids = clickable_nodes(session)
     return frames
+
+
+def clickable_nodes(session: CdpSession) -> list[int]:
+    """The elements of one target that respond to clicks, as the extension reads them (extension/lib/observe.js)."""
+    documents = session.send("DOMSnapshot.captureSnapshot", {"computedStyles": []})["documents"]
+    return [doc["nodes"]["backendNodeId"][index]
+            for doc in documents for index in doc["nodes"].get("isClickable", {}).get("index", [])]
 
 
 def capture_out_of_process(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from branchwise.agent.env import (
     DIALOG_OK_ID,
     ActionRejected,
     BrowserEnv,
+    EnvConfig,
     EnvView,
+    SettleConfig,
     dialog_text,
 )
 from branchwise.browser import Browser
@@ -22,6 +25,9 @@ from branchwise.config import ServerConfig
 from branchwise.link import ExtensionHub
 from branchwise.observation import process
 from branchwise.protocol import (
+    ActResult,
+    AllowedRequest,
+    BrowserCmd,
     ClickCmd,
     DialogCmd,
     DialogInfo,
@@ -32,6 +38,7 @@ from branchwise.protocol import (
     PressCmd,
     ScrollCmd,
     SelectCmd,
+    Settle,
     TypeCmd,
 )
 
@@ -101,3 +108,31 @@ def test_a_dialog_becomes_nodes_the_model_can_answer() -> None:
     assert alert.last is not None and "Cancel" not in alert.last.text
     with pytest.raises(ActionRejected, match=r"alert dialog is open: click \[2\] \(OK\)$"):
         alert.command_for(Scroll("down"))
+
+
+class SettleRecorder(Browser):
+    """A browser whose extension answers every act at once, as if the tab had taken 640 ms and stayed busy."""
+
+    def __init__(self) -> None:
+        super().__init__(ExtensionHub(ServerConfig()))
+        self.asked: list[Settle] = []
+
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: Sequence[AllowedRequest] = (),
+                  settle: Settle | None = None) -> ActResult:
+        assert settle is not None
+        self.asked.append(settle)
+        return ActResult(ok=True, settle_ms=640, settled=False)
+
+
+def test_typing_waits_longer_for_quiet_and_the_wait_comes_back_with_the_result(shop: BrowserEnv) -> None:
+    browser = SettleRecorder()
+    env = BrowserEnv(browser, shop.tab_id, EnvConfig(settle=SettleConfig(quiet_ms=150, typing_quiet_ms=450,
+                                                                         max_ms=2000)))
+    env.last = shop.last
+    typed = asyncio.run(env.execute(Type(first(shop, "searchbox"), "tent", press_enter=False)))
+    asyncio.run(env.execute(Click(first(shop, "link"))))
+    asyncio.run(env.execute(Press("Enter")))
+    # A debounced autocomplete reacts to keys: after typing and key presses the quiet window is the longer one.
+    assert browser.asked == [Settle(quiet_ms=450, max_ms=2000), Settle(quiet_ms=150, max_ms=2000),
+                             Settle(quiet_ms=450, max_ms=2000)]
+    assert (typed.ok, typed.settle_ms, typed.settled) == (True, 640, False)

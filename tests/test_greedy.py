@@ -48,8 +48,8 @@ class SiteEnv:
         self.executed.append(action.to_text())
         if action == Click(7):
             self.url = "http://shop.test/orders"
-            return ExecResult(True)
-        return ExecResult(False, "the element is no longer on the page")
+            return ExecResult(True, settle_ms=420)
+        return ExecResult(False, "the element is no longer on the page", settle_ms=0)
 
 
 @dataclass
@@ -111,6 +111,8 @@ def test_agent_navigates_and_answers(scripted: ScriptedModelServer) -> None:
     assert [s.action for s in result.steps] == ["click [7]", "stop [$54.10]"]
     # Each step is shown with the page it led to (the answer: the page it was read from).
     assert [s.url for s in result.steps] == ["http://shop.test/orders", "http://shop.test/orders"]
+    # How long the page took to settle after the click is on its step; the answer ran nothing in the page.
+    assert [s.settle_ms for s in result.steps] == [420, None]
     assert result.steps[0].observation_chars == len(asyncio.run(SiteEnv(url="http://shop.test/orders").observe()).text)
     assert recorder.steps == result.steps and recorder.finished_with == result
     assert result.usage.calls == 2 and result.usage.prompt_tokens > 0

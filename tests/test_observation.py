@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.observation import ObservationConfig, process
+from branchwise.observation.coverage import unreached_clickables
 from branchwise.observation.prune import repeats_name
 from branchwise.observation.redact import is_sensitive_field, looks_like_card_number, luhn_valid
 from branchwise.observation.render import quote
@@ -187,6 +188,30 @@ def test_a_clickable_word_in_a_dialog_named_by_its_heading_stays(pruning: tuple[
     dialog = next(k for k, line in enumerate(lines) if line.endswith("dialog 'Delete item'"))
     assert lines[dialog + 1].endswith("heading 'Delete item'")
     assert lines[dialog + 2] == f"\t\t[{raw_id(obs, 'StaticText', 'Delete')}] StaticText 'Delete'"
+
+
+def test_a_box_with_a_click_listener_and_nothing_inside_gets_a_line(pruning: tuple[Observation, list[str]]) -> None:
+    obs, lines = pruning
+    # The red square (an onclick and no text) is its own line; the row's listener is reached through its text.
+    icons = [line for line in lines if line.endswith("clickable: True")]
+    assert len(icons) == 1 and re.fullmatch(r"\t\[\d+\] generic '' clickable: True", icons[0]), icons
+    assert f"\t[{raw_id(obs, 'StaticText', 'Row one')}] StaticText 'Row one'" in lines
+    # Without what the DOM says about listeners, the square would be folded away like any empty box.
+    blind = obs.model_copy(update={"frames": [f.model_copy(update={"clickable_node_ids": []}) for f in obs.frames]})
+    assert not any("clickable" in line for line in process(blind).text.splitlines())
+
+
+@pytest.mark.parametrize("name", sorted(p.name.split(".")[0] for p in FIXTURES.glob("*.json*")))
+def test_every_element_the_dom_marks_clickable_can_be_acted_on(name: str) -> None:
+    obs = load(name)
+    assert unreached_clickables(obs, process(obs)) == []
+
+
+def test_the_fixtures_say_what_is_clickable() -> None:
+    """The check above is not vacuous: every fixture was captured with the DOM's clickable elements."""
+    counts = {p.name.split(".")[0]: sum(len(f.clickable_node_ids) for f in load(p.name.split(".")[0]).frames)
+              for p in FIXTURES.glob("*.json*")}
+    assert all(counts.values()), counts
 
 
 def test_repeats_name_matches_whole_words_only() -> None:

@@ -252,6 +252,43 @@ def test_button_outside_forms_with_another_label_is_destructive() -> None:
                      "script may send data")
 
 
+GATED = OUTSIDE.model_copy(update={"gated": True})
+
+
+@pytest.mark.parametrize(("element", "facts_"), [
+    (("button", "Continue"), GATED),
+    (("button", "Submit"), GATED),
+    (("button", "Login"), GATED),
+    (("button", "Bestätigen"), GATED),
+    (("link", "2"), facts(tag="a", gated=True, link=LinkFacts(href=URL + "#", raw_href="#"))),
+    (("button", "Apply"), facts(tag="button", type="button", form=form(submits=False), gated=True)),
+])
+def test_a_script_driven_control_runs_under_the_gate_instead_of_asking_first(
+        element: tuple[str, str], facts_: ElementFacts) -> None:
+    cls, reason = verdict(Click(1), on(*element), facts_)
+    assert cls is SAFE, reason
+    assert "its script decides what it does" in reason and "runs under the network gate" in reason
+    if element[1] in ("Submit", "Login", "Bestätigen"):  # a word that confirms or signs in names no change itself
+        assert f"the label '{element[1]}' is a word that names no change of its own" in reason
+
+
+def test_a_script_driven_control_still_asks_first_where_the_gate_cannot_see_everything() -> None:
+    # Not gated (a run without the gate): asked before the click, as before.
+    assert verdict(Click(1), on("button", "Continue"), OUTSIDE)[0] is DESTRUCTIVE
+    # Gated, but a WebSocket is open: a message on it would go out unasked.
+    open_socket = GATED.model_copy(update={"ungated_channels": ["WebSocket", "service worker"]})
+    cls, reason = verdict(Click(1), on("button", "Continue"), open_socket)
+    assert cls is DESTRUCTIVE
+    assert reason.endswith("the page has WebSocket, service worker open, which the network gate cannot hold: its "
+                           "script may send data there")
+
+
+@pytest.mark.parametrize("label", ["Delete", "Buy now", "Send", "Publish", "Save changes", "Confirm order", "Kaufen"])
+def test_a_commit_word_asks_before_the_click_even_under_the_gate(label: str) -> None:
+    cls, reason = verdict(Click(1), on("button", label), GATED)
+    assert cls is DESTRUCTIVE and "commit word" in reason
+
+
 def test_non_submitting_button_inside_a_form() -> None:
     inside = facts(tag="button", type="button", form=form(submits=False))
     cls, reason = verdict(Click(1), on("button", "Apply coupon"), inside)

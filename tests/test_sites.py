@@ -174,7 +174,7 @@ class FakeBrowser:
             raise ExtensionError("site_not_allowed", self.refuse)
         return shop_observation(self.url)
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (), settle: object = None) -> ActResult:
         if self.refuse:
             raise ExtensionError("site_not_allowed", self.refuse)
         self.commands.append(command)
@@ -286,7 +286,8 @@ def test_a_run_whose_page_lands_on_a_refused_site_stops_with_the_reason() -> Non
     rules = [Rule(reply=cot("scroll [down]"))]
 
     class Redirecting(FakeBrowser):
-        async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = ()) -> ActResult:
+        async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (),
+                      settle: object = None) -> ActResult:
             self.url = "https://online.bank.example/login"  # the page took the tab there itself
             return ActResult(ok=True, url=self.url)
 

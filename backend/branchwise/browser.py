@@ -35,6 +35,7 @@ from .protocol import (
     PageValue,
     ReadPage,
     ReleaseRequest,
+    Settle,
     TabInfo,
     TabOpened,
     Tabs,
@@ -87,7 +88,8 @@ class Browser:
         return (await self._request(ListTabs(), Tabs, self.config.observe_timeout_seconds, retry=True)).tabs
 
     async def open_tab(self, url: str, active: bool = True, guarded: bool = False) -> TabInfo:
-        """Open a handed-over tab; `guarded` blocks its POST, PUT, PATCH and DELETE requests from the first load on."""
+        """Open a handed-over tab; `guarded` blocks its mutating requests (any method but GET, HEAD, OPTIONS) from the
+        first load on."""
         reply = await self._request(OpenTab(url=url, active=active, guarded=guarded), TabOpened,
                                     self.config.open_tab_timeout_seconds, retry=False)
         return reply.tab
@@ -113,11 +115,13 @@ class Browser:
     async def observe(self, tab_id: int) -> Observation:
         return await self._request(Observe(tab_id=tab_id), Observation, self.config.observe_timeout_seconds, retry=True)
 
-    async def act(self, tab_id: int, command: BrowserCmd, *, allow: Sequence[AllowedRequest] = ()) -> ActResult:
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: Sequence[AllowedRequest] = (),
+                  settle: Settle | None = None) -> ActResult:
         """`allow`: requests the user approved with this action; while it runs (and only then), the network gate lets
-        one matching request through per entry and holds every other mutating request."""
-        return await self._request(Act(tab_id=tab_id, action=command, allow=list(allow)), ActResult,
-                                   self.config.act_timeout_seconds, retry=False)
+        one matching request through per entry and holds every other mutating request. `settle`: how the extension
+        waits for the tab to be quiet before it answers."""
+        message = Act(tab_id=tab_id, action=command, allow=list(allow), settle=settle or Settle())
+        return await self._request(message, ActResult, self.config.act_timeout_seconds, retry=False)
 
     async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
         """Turn the network gate of a handed-over tab on or off (idempotent, so safe to repeat after a restart)."""

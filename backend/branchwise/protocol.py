@@ -82,6 +82,9 @@ class FrameTree(Model):
     # Password and payment-card inputs of this target (by backendDOMNodeId): the AX tree cannot tell an
     # `autocomplete="cc-number"` field under a neutral label, so the extension asks the DOM and the backend masks them.
     sensitive_node_ids: list[int] = []
+    # Elements of this target the DOM says respond to clicks (DOMSnapshot's isClickable: a click listener, a link):
+    # kept in the text even when the AX tree gives them no role or name of their own.
+    clickable_node_ids: list[int] = Field(default=[], max_length=20_000)
 
 
 class TabInfo(Model):
@@ -261,8 +264,8 @@ class OpenTab(Envelope):
     active: bool = True
     guarded: bool = Field(
         default=False,
-        description="Block every mutating request (POST, PUT, PATCH, DELETE) from this tab, from its first load on: "
-        "used for throw-away tabs (speculative replay, reload checks)",
+        description="Block every mutating request (any method but GET, HEAD and OPTIONS) from this tab, from its first "
+        "load on: used for throw-away tabs (speculative replay, reload checks)",
     )
 
 
@@ -285,9 +288,9 @@ class GuardTab(Envelope):
 
 
 class GateTab(Envelope):
-    """Turn the network gate of a tab on or off: while on, its mutating requests (POST, PUT, PATCH, DELETE) that no
-    approved action covers are held (`request_held`) until `release_request` answers. Tabs its pages open are gated
-    too. Idempotent."""
+    """Turn the network gate of a tab on or off: while on, its mutating requests (any method but GET, HEAD and
+    OPTIONS) that no approved action covers are held (`request_held`) until `release_request` answers. Tabs its pages
+    open are gated too. Idempotent."""
 
     type: Literal["gate_tab"] = "gate_tab"
     tab_id: int
@@ -345,10 +348,19 @@ class AllowedRequest(Model):
     url: str = Field(min_length=1, max_length=8192, description="Absolute URL")
 
 
+class Settle(Model):
+    """How the extension waits after an action before it answers: until the tab has loaded, no request it started
+    since the action began is in flight and its DOM has not changed for `quiet_ms`; never longer than `max_ms`."""
+
+    quiet_ms: int = Field(default=200, ge=0, le=10_000)
+    max_ms: int = Field(default=3000, ge=0, le=60_000)
+
+
 class Act(Envelope):
     type: Literal["act"] = "act"
     tab_id: int
     action: BrowserCmd
+    settle: Settle = Settle()
     allow: list[AllowedRequest] = Field(
         default=[], max_length=16,
         description="Requests the user approved with this very action: while this command runs (its load wait "
@@ -391,6 +403,10 @@ class ElementFacts(Model):
     inline_handlers: list[str] = Field(default=[], description="Inline on* attributes of the element and its "
                                                                "ancestors up to the form or body (a hint only)")
     document_url: str = Field(default="", description="URL of the document (frame) the element is in")
+    gated: bool = Field(default=False, description="The network gate holds the tab's mutating requests now")
+    ungated_channels: list[str] = Field(
+        default=[], max_length=10,
+        description="What the page has open that the gate cannot hold ('WebSocket', 'WebTransport', 'service worker')")
 
 
 class Inspect(Envelope):
@@ -430,6 +446,8 @@ class ActResult(Envelope):
     error: str = ""
     url: str = ""
     dialog: DialogInfo | None = None
+    settle_ms: int = Field(default=0, ge=0, description="How long the extension waited for the tab to settle")
+    settled: bool = Field(default=True, description="False: the tab was still busy when the wait reached its cap")
 
 
 class RunUpdate(Envelope):

@@ -1,7 +1,8 @@
 // Act on a handed-over tab with trusted CDP input (the page sees isTrusted=true), then wait for it to settle.
 import { childSessions, currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
-import { pressCombo } from "./keys.js";
+import { pressCombo, typeKeys } from "./keys.js";
 import { CommandError } from "./protocol.js";
+import { settle } from "./settle.js";
 import { loadSiteLists, siteRefusal } from "./sites.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -97,37 +98,75 @@ async function click(tabId, ref) {
   await mouse(tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
 }
 
-const PREPARE_TYPING = `function(clear) {
-  const tag = this.tagName;
-  const textual = (tag === "INPUT" && !["checkbox","radio","submit","button","image","reset","file","range","color"]
-    .includes(this.type)) || tag === "TEXTAREA";
-  if (!textual && !this.isContentEditable) {
-    throw new Error("the element is not a text field (it is a " + (this.getAttribute("role") || tag.toLowerCase()) + ")");
+// Focuses the element typing goes to and says how to type: "keys" (a text field or editor, its text selected when
+// clearing), "widget" (a focusable element whose script reads the keys: a console, a custom spinbutton; nothing to
+// select), "field" (a field inside a date or time input: click it, then keys), or "set" (done: a value in a date or
+// time input's own format, 2024-03-15 or 09:30, is set as its picker would set it, since its fields take keys in the
+// locale's order).
+const PREPARE_TYPING = `function(clear, text) {
+  const host = this.getRootNode().host;
+  const field = !!host && host.tagName === "INPUT";
+  const el = field ? host : this;
+  const tag = el.tagName;
+  const role = el.getAttribute("role") || tag.toLowerCase();
+  const refuse = (why) => { throw new Error(why); };
+  if (tag === "INPUT" && ["checkbox","radio","submit","button","image","reset","file","range","color"].includes(el.type)) {
+    refuse("the element is not a text field (it is a " + el.type + "); click it instead");
   }
-  if (this.disabled) throw new Error("the text field is disabled");
-  if (this.readOnly) throw new Error("the text field is read-only");
-  this.focus();
-  if (!clear) return;
+  if (el.disabled) refuse("the text field is disabled");
+  if (el.readOnly) refuse("the text field is read-only");
+  const textual = tag === "INPUT" || tag === "TEXTAREA";
+  if (tag === "INPUT" && ["date","time","datetime-local","month","week"].includes(el.type)) {
+    if (clear && !field) {
+      el.value = text;
+      if (text && el.value === text) {
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+        return "set";
+      }
+      el.value = "";
+    }
+    el.focus();
+    return field ? "field" : "keys";
+  }
+  if (!textual && !el.isContentEditable) {
+    // Keys on a button, link or option activate it (Space, Enter): never a place to type into.
+    const activates = ["A","BUTTON","SELECT","OPTION","SUMMARY","DETAILS"].includes(tag) || ["button","link",
+      "checkbox","radio","switch","tab","menuitem","menuitemcheckbox","menuitemradio","option","treeitem"].includes(role);
+    if (activates || el.tabIndex < 0) refuse("the element is not a text field (it is a " + role + ")");
+    el.focus();
+    if (el.getRootNode().activeElement !== el) refuse("the " + role + " does not take the keyboard focus");
+    return "widget";
+  }
+  el.focus();
+  if (!clear) return "keys";
   if (textual) {
-    this.select();
+    el.select();
   } else {
     const range = document.createRange();
-    range.selectNodeContents(this);
+    range.selectNodeContents(el);
     const selection = getSelection();
     selection.removeAllRanges();
     selection.addRange(range);
   }
+  return "keys";
 }`;
 
 async function typeText(tabId, ref, text, pressEnter, clear) {
   const sessionId = sessionFor(tabId, ref.target);
   await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: ref.backend_node_id }, sessionId).catch(() => {});
-  await callOn(tabId, ref, PREPARE_TYPING, [clear]);
+  const how = await callOn(tabId, ref, PREPARE_TYPING, [clear, text]);
   const dispatch = (params) => send(tabId, "Input.dispatchKeyEvent", params);
-  if (text) {
-    await send(tabId, "Input.insertText", { text });
-  } else if (clear) {
-    await pressCombo(dispatch, "Backspace");
+  if (how === "field") {
+    await click(tabId, ref);
+    if (clear) await pressCombo(dispatch, "Backspace");
+  }
+  if (how !== "set") {
+    if (text) {
+      await typeKeys(dispatch, (chars) => send(tabId, "Input.insertText", { text: chars }), text);
+    } else if (clear && how === "keys") {
+      await pressCombo(dispatch, "Backspace");
+    }
   }
   if (pressEnter) await pressCombo(dispatch, "Enter");
 }
@@ -232,30 +271,28 @@ async function untilDoneOrDialog(tabId, promise) {
   await done;
 }
 
-async function settle(tabId) {
-  await sleep(150);
-  for (let i = 0; i < 300 && !currentDialog(tabId); i++) {
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
-    if (!tab) return;
-    if (tab.status === "complete") break;
-    await sleep(50);
-  }
-}
+// How long to wait for quiet when the backend does not say (an older backend): what it sends by default.
+const DEFAULT_SETTLE = { quiet_ms: 200, max_ms: 3000 };
 
-export async function act(tabId, action) {
+export async function act(tabId, action, settleSpec = DEFAULT_SETTLE) {
   await ensureAttached(tabId);
   let error = "";
+  let settled = { waited: 0, quiet: true };
   if (currentDialog(tabId) && action.kind !== "dialog") {
     error = "a JavaScript dialog is open on the page: accept or dismiss it first";
   } else {
+    const since = Date.now();
     try {
       await untilDoneOrDialog(tabId, run(tabId, action));
-      await settle(tabId);
+      settled = await settle(tabId, since, settleSpec);
     } catch (e) {
       if (!(e instanceof ActionFailed)) throw e;
       error = e.message;
     }
   }
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  return { type: "act_result", ok: !error, error, url: tab?.url || "", dialog: currentDialog(tabId) };
+  return {
+    type: "act_result", ok: !error, error, url: tab?.url || "", dialog: currentDialog(tabId),
+    settle_ms: Math.round(settled.waited), settled: settled.quiet,
+  };
 }

@@ -2,6 +2,8 @@
 // its effective method and action, a link's target, inline handlers). One command answers for all candidates of a
 // planner step; an element that is gone is reported as {found: false}, never as an error.
 import { currentDialog, ensureAttached, send, sessionFor } from "./cdp.js";
+import { openChannels } from "./channels.js";
+import { tabState } from "./tabstate.js";
 
 // Runs with `this` = the element (or a text node inside it). Form rules follow HTML's submission algorithm: the
 // submitter's formmethod/formaction/formtarget win over the form's, and Enter in a field clicks the form's default
@@ -27,6 +29,7 @@ const FACTS = `function() {
     contenteditable: el.isContentEditable,
     document_url: document.URL,
     inline_handlers: [],
+    service_worker: Boolean(navigator.serviceWorker && navigator.serviceWorker.controller),
   };
 
   const link = el.closest("a[href], area[href]");
@@ -96,9 +99,19 @@ async function factsOf(tabId, ref) {
   }
 }
 
+// The page's part of the facts: whether the network gate holds the tab's requests now, and what it has open that the
+// gate cannot hold.
+function withTab(tabId, facts) {
+  if (!facts.found) return facts;
+  const { service_worker: serviceWorker, ...rest } = facts;
+  const ungated = [...openChannels(tabId), ...(serviceWorker ? ["service worker"] : [])];
+  return { ...rest, gated: Boolean(tabState(tabId).gate), ungated_channels: ungated };
+}
+
 export async function inspect(tabId, refs) {
   await ensureAttached(tabId);
   // While a JavaScript dialog is open the page runs no script: nothing can be read.
   if (currentDialog(tabId)) return { type: "element_facts", facts: refs.map(() => ({ found: false })) };
-  return { type: "element_facts", facts: await Promise.all(refs.map((ref) => factsOf(tabId, ref))) };
+  const facts = await Promise.all(refs.map((ref) => factsOf(tabId, ref)));
+  return { type: "element_facts", facts: facts.map((f) => withTab(tabId, f)) };
 }

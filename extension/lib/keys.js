@@ -29,6 +29,30 @@ const NAMED = {
 const NAMED_ALIASES = { return: "Enter", esc: "Escape", del: "Delete", up: "ArrowUp", down: "ArrowDown",
   left: "ArrowLeft", right: "ArrowRight", pagedown: "PageDown", pageup: "PageUp", space: "Space" };
 
+// The US layout's printable keys other than letters and digits: character -> [code, Windows key code]. A shifted
+// character shares its key with the unshifted one ("!" is Digit1), as Playwright's layout has it.
+const PUNCTUATION = {
+  " ": ["Space", 32], "-": ["Minus", 189], "_": ["Minus", 189], "=": ["Equal", 187], "+": ["Equal", 187],
+  "[": ["BracketLeft", 219], "{": ["BracketLeft", 219], "]": ["BracketRight", 221], "}": ["BracketRight", 221],
+  "\\": ["Backslash", 220], "|": ["Backslash", 220], ";": ["Semicolon", 186], ":": ["Semicolon", 186],
+  "'": ["Quote", 222], '"': ["Quote", 222], ",": ["Comma", 188], "<": ["Comma", 188], ".": ["Period", 190],
+  ">": ["Period", 190], "/": ["Slash", 191], "?": ["Slash", 191], "`": ["Backquote", 192], "~": ["Backquote", 192],
+  "!": ["Digit1", 49], "@": ["Digit2", 50], "#": ["Digit3", 51], "$": ["Digit4", 52], "%": ["Digit5", 53],
+  "^": ["Digit6", 54], "&": ["Digit7", 55], "*": ["Digit8", 56], "(": ["Digit9", 57], ")": ["Digit0", 48],
+};
+
+// The key that types `char` on a US keyboard, or null when no key does (accented letters, emoji, CJK, control
+// characters).
+function layoutKey(char) {
+  if (/^[a-zA-Z]$/.test(char)) {
+    const upper = char.toUpperCase();
+    return { key: char, code: `Key${upper}`, keyCode: upper.charCodeAt(0), text: char };
+  }
+  if (/^[0-9]$/.test(char)) return { key: char, code: `Digit${char}`, keyCode: char.charCodeAt(0), text: char };
+  const punctuation = PUNCTUATION[char];
+  return punctuation ? { key: char, code: punctuation[0], keyCode: punctuation[1], text: char } : null;
+}
+
 function keyDefinition(name) {
   const lower = name.toLowerCase();
   const named = NAMED[name] || NAMED[NAMED_ALIASES[lower]] ||
@@ -39,12 +63,7 @@ function keyDefinition(name) {
   }
   const fn = /^f([1-9]|1[0-2])$/i.exec(name);
   if (fn) return { key: `F${fn[1]}`, code: `F${fn[1]}`, keyCode: 111 + Number(fn[1]) };
-  if (name.length === 1) {
-    const upper = name.toUpperCase();
-    if (/[A-Z]/.test(upper)) return { key: name, code: `Key${upper}`, keyCode: upper.charCodeAt(0), text: name };
-    if (/[0-9]/.test(name)) return { key: name, code: `Digit${name}`, keyCode: name.charCodeAt(0), text: name };
-    return { key: name, code: "", keyCode: 0, text: name };
-  }
+  if (name.length === 1) return layoutKey(name) || { key: name, code: "", keyCode: 0, text: name };
   throw new CommandError("invalid_message", `unknown key "${name}"`);
 }
 
@@ -95,4 +114,24 @@ export async function pressCombo(dispatch, combo) {
     held &= ~MODIFIERS[mod];
     await dispatch(keyParams("keyUp", keyDefinition(mod), held));
   }
+}
+
+// Types `text` as a keyboard does (Playwright's keyboard.type): a trusted keyDown (with the text) and keyUp per
+// character, so keydown-driven widgets, masked fields and a date input's fields get every key. What no US key types
+// goes through `insert` (CDP Input.insertText, as an IME would commit it), a run of such characters at once. Newline
+// and tab are inserted, never pressed: Enter would submit a form and Tab move the focus, which typing must not do.
+export async function typeKeys(dispatch, insert, text) {
+  let pending = "";
+  for (const char of text) {
+    const def = layoutKey(char);
+    if (!def) {
+      pending += char;
+      continue;
+    }
+    if (pending) await insert(pending);
+    pending = "";
+    await dispatch(keyParams("keyDown", def, 0));
+    await dispatch(keyParams("keyUp", def, 0));
+  }
+  if (pending) await insert(pending);
 }

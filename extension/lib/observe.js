@@ -34,6 +34,24 @@ async function sensitiveNodes(tabId, sessionId) {
   }
 }
 
+const MAX_CLICKABLE = 20000;
+
+// Backend node ids of the elements the DOM says respond to clicks (a click listener, an onclick, a link), in one
+// target (all its in-process frames). The accessibility tree does not say so: a nameless <div> with a click listener
+// looks like any other box, and the backend would otherwise fold it away.
+async function clickableNodes(tabId, sessionId) {
+  try {
+    const { documents } = await send(tabId, "DOMSnapshot.captureSnapshot", { computedStyles: [] }, sessionId);
+    const ids = [];
+    for (const doc of documents) {
+      for (const index of doc.nodes.isClickable?.index || []) ids.push(doc.nodes.backendNodeId[index]);
+    }
+    return ids.slice(0, MAX_CLICKABLE);
+  } catch {
+    return [];
+  }
+}
+
 async function axTree(tabId, frameId, sessionId) {
   try {
     const { nodes } = await send(tabId, "Accessibility.getFullAXTree", { frameId }, sessionId);
@@ -54,6 +72,7 @@ async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
   walk(frameTree);
   const rootId = frameTree.frame.id;
   const sensitive = sensitiveNodes(tabId, sessionId);
+  const clickable = clickableNodes(tabId, sessionId);
   const captured = await Promise.all(
     all.map(async (frame) => {
       const nodes = await axTree(tabId, frame.id, sessionId);
@@ -71,11 +90,15 @@ async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
         target: targetKey,
         nodes,
         sensitive_node_ids: [],
+        clickable_node_ids: [],
       };
     }),
   );
   const frames = captured.filter(Boolean);
-  if (frames.length) frames[0].sensitive_node_ids = await sensitive;
+  if (frames.length) {
+    frames[0].sensitive_node_ids = await sensitive;
+    frames[0].clickable_node_ids = await clickable;
+  }
   return frames;
 }
 

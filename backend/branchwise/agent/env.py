@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..actions import (
     Action,
@@ -50,6 +50,7 @@ from ..protocol import (
     ScrollCmd,
     ScrollInfo,
     SelectCmd,
+    Settle,
     TabInfo,
     TypeCmd,
 )
@@ -61,8 +62,22 @@ log = logging.getLogger(__name__)
 DIALOG_ID, DIALOG_OK_ID, DIALOG_CANCEL_ID, DIALOG_INPUT_ID = 1, 2, 3, 4
 
 
+class SettleConfig(BaseModel):
+    """How long the tab must be quiet (no DOM change, no request in flight) after an action before it is observed."""
+
+    quiet_ms: int = Field(default=200, ge=0, le=10_000)
+    # After typing or a key press: long enough for the usual 300 ms debounce of an autocomplete or a live search.
+    typing_quiet_ms: int = Field(default=500, ge=0, le=10_000)
+    max_ms: int = Field(default=3000, ge=0, le=60_000, description="A page still busy after this is observed as is")
+
+    def for_action(self, action: Action) -> Settle:
+        quiet = self.typing_quiet_ms if isinstance(action, (Type, Press)) else self.quiet_ms
+        return Settle(quiet_ms=quiet, max_ms=self.max_ms)
+
+
 class EnvConfig(BaseModel):
     observation: ObservationConfig = ObservationConfig()
+    settle: SettleConfig = SettleConfig()
     # The user's site lists: a page on a refused site is never read, an address on one never opened.
     sites: SiteRules = SiteRules()
 
@@ -96,6 +111,9 @@ class ExecResult:
     error: str = ""
     # The mutating requests the page made while the action ran, as the network gate saw them; None: no gate watched.
     requests: tuple[GatedRequest, ...] | None = None
+    # How long the tab took to settle after the action (None: nothing ran in a page), and whether it did before the cap.
+    settle_ms: int | None = None
+    settled: bool = True
 
 
 class ActionRejected(Exception):
@@ -236,14 +254,15 @@ class BrowserEnv:
                     return await self._close_tab()
             try:
                 result = await self.browser.act(self.tab_id, self.command_for(action),
-                                                allow=[r.allowed() for r in allow])
+                                                allow=[r.allowed() for r in allow],
+                                                settle=self.config.settle.for_action(action))
             except ExtensionError as exc:
                 if exc.code == "site_not_allowed":  # the tab went to a refused site since it was observed
                     raise SiteRefused(exc.message) from exc
                 raise
         except ActionRejected as exc:
             return ExecResult(False, str(exc))
-        return ExecResult(result.ok, result.error)
+        return ExecResult(result.ok, result.error, settle_ms=result.settle_ms, settled=result.settled)
 
     async def _open_tab(self, url: str) -> TabInfo:
         try:

@@ -21,6 +21,10 @@ class StepRecord(BaseModel):
     thought: str = ""
     action: str = ""
     error: str = ""
+    # How long the tab took to settle after the action ran (None: nothing ran in the page), and whether it settled
+    # before the cap (False: observed while still busy).
+    settle_ms: int | None = None
+    settled: bool = True
 
 
 class RunResult(BaseModel):

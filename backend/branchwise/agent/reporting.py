@@ -44,6 +44,8 @@ class TerminalReporter:
         line = f"  step {record.index}: {record.action or '(no action)'}  — {record.url}"
         if record.error:
             line += f"\n           ! {record.error}"
+        if not record.settled and record.settle_ms is not None:
+            line += f"\n           · the page was still busy after {record.settle_ms / 1000:.1f} s: read as it was then"
         self._print(line)
 
     async def progress(self, run_id: str, text: str) -> None:

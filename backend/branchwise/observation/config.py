@@ -15,9 +15,10 @@ class ObservationConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # Properties printed on a node's line, in this order. `value` is the node's own value (text of a field, the chosen
-    # option of a select), the rest are CDP AX properties.
+    # option of a select), `clickable` marks a box kept only for its click listener, the rest are CDP AX properties.
     render_props: tuple[str, ...] = (
         "value", "checked", "selected", "pressed", "expanded", "disabled", "required", "invalid", "focused",
+        "clickable",
     )
     show_when_false: tuple[str, ...] = STATES_SHOWN_WHEN_FALSE
     # Properties kept on ElementInfo for other modules (link targets for safety, popups and read-only state for action

@@ -28,6 +28,11 @@ from branchwise.observation.tree import RawNode, RawTree
 
 log = logging.getLogger(__name__)
 
+# An element by its CDP target (None: the tab itself) and backend DOM node id.
+NodeKey = tuple[str | None, int]
+# The property a nameless box kept for its click listener is printed with.
+CLICKABLE = "clickable"
+
 DROPPED_ROLES = frozenset({"InlineTextBox", "LineBreak", "ListMarker"})
 LIFTED_WHEN_NAMELESS = frozenset({
     # WebArena's list
@@ -105,10 +110,12 @@ def repeats_name(text: str, name: str) -> bool:
 
 
 class _Pruner:
-    def __init__(self, ids: IdMap, config: ObservationConfig, extra_sensitive: frozenset[tuple[str | None, int]]):
+    def __init__(self, ids: IdMap, config: ObservationConfig, extra_sensitive: frozenset[NodeKey],
+                 clickable: frozenset[NodeKey]):
         self.ids = ids
         self.config = config
         self.extra_sensitive = extra_sensitive
+        self.clickable = clickable
         self.kept_props = frozenset(config.render_props) | frozenset(config.keep_props)
         self.out: list[KeptNode] = []
         # A label's text waits for the next line: if that line is the control it names, the text is dropped.
@@ -165,7 +172,10 @@ class _Pruner:
         props = {k: v for k, v in node.props.items() if k in self.kept_props}
         if (not node.name and node.role in LIFTED_WHEN_NAMELESS and not value
                 and not shown_props(props, self.config) and node.props.get("focusable") != "True"):
-            return None, True
+            if (node.target, node.backend_id) not in self.clickable or self.shows_inside(node):
+                return None, True
+            # A box with a click listener and nothing inside to click (an icon): its line says why it is there.
+            props = {**props, CLICKABLE: "True"}
         if self.pending_label is not None and self.pending_label.raw.name in node.name:
             self.pending_label = None
         self.flush_label()
@@ -174,6 +184,21 @@ class _Pruner:
         self.append(kept, visit.parent)
         native_field = node.role in TEXT_FIELD_ROLES and node.props.get("editable") == "plaintext"
         return kept, not (redacted or native_field)
+
+    def shows_inside(self, box: RawNode) -> bool:
+        """Whether something inside `box` gets a line (a text, a control, a named or clickable element): a click on it
+        lands in the box too, so the box needs no line of its own (a row around its text, a card around its link, an
+        app's root that takes every click by delegation)."""
+        stack = list(box.children)
+        while stack:
+            node = stack.pop()
+            if not node.ignored and node.backend_id is not None and (
+                    (node.role == "StaticText" and node.name.strip())
+                    or (node.role != "StaticText" and (node.name or node.role not in LIFTED_WHEN_NAMELESS))
+                    or node.props.get("focusable") == "True" or (node.target, node.backend_id) in self.clickable):
+                return True
+            stack.extend(node.children)
+        return False
 
     def make(self, visit: _Visit, value: str, redacted: bool, props: dict[str, str]) -> KeptNode:
         node = visit.node
@@ -206,9 +231,11 @@ def prune(
     tree: RawTree,
     ids: IdMap,
     config: ObservationConfig,
-    extra_sensitive: frozenset[tuple[str | None, int]] = frozenset(),
+    extra_sensitive: frozenset[NodeKey] = frozenset(),
+    clickable: frozenset[NodeKey] = frozenset(),
 ) -> list[KeptNode]:
-    """The kept nodes in document order, each with its printed depth and its kept parent and children."""
-    kept = _Pruner(ids, config, extra_sensitive).run(tree)
+    """The kept nodes in document order, each with its printed depth and its kept parent and children. `clickable`:
+    the elements the DOM says respond to clicks (kept even where the AX tree gives them nothing to show)."""
+    kept = _Pruner(ids, config, extra_sensitive, clickable).run(tree)
     log.debug("pruned %d AX nodes to %d lines", tree.node_count, len(kept))
     return kept

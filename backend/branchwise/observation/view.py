@@ -97,7 +97,9 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
     tree = build_tree(observation.frames)
     ids = assign_ids(observation.frames)
     extra = frozenset((ref.target, ref.backend_node_id) for ref in sensitive)
-    nodes = prune(tree, ids, config, extra)
+    clickable = frozenset((frame.target, node_id)
+                          for frame in observation.frames for node_id in frame.clickable_node_ids)
+    nodes = prune(tree, ids, config, extra, clickable)
     index = build_index(_locator_rows(nodes))
     elements = {
         node.id: ElementInfo(

@@ -9,8 +9,11 @@ A POST form's submission also says what it will send (`Classification.sends`): i
 all that approving the action lets through the network gate.
 
 Fail safe: whatever cannot be told is destructive. A button whose form could not be read (no facts: an old page, a
-closed tab) is destructive; a button outside any form is destructive unless its label says it only navigates or
-changes the view, because its script can send anything (fetch). One deliberate exception: picking an option in a
+closed tab) is destructive; a button outside any form is destructive unless its label says it only navigates or changes
+the view, because its script can send anything (fetch) — except in a tab the network gate holds where the page has no
+channel open the gate cannot hold (a WebSocket, a service worker): there the click runs and the gate asks about whatever
+mutating request it really sends, so the user is asked about what happens, not before every click. A commit word
+(delete, buy, send...) or a POST form still asks before the click. One deliberate exception: picking an option in a
 drop-down stays safe although a page can submit a form on change; that rare case is left to the network gate, which
 holds mutating requests no approval covers (`gate.py`).
 """
@@ -41,7 +44,7 @@ from ..core.requests import ExpectedRequest
 from ..observation import ElementInfo, PageView
 from ..protocol import ElementFacts, FormFacts, LinkFacts
 from .urls import WEB_SCHEMES, anchor_on_page, path_of, same_site, scheme, where
-from .vocabulary import LINK_COMMIT_INTENTS, Intent, Match, Vocabulary
+from .vocabulary import LINK_COMMIT_INTENTS, NAMES_NO_CHANGE, Intent, Match, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -298,10 +301,13 @@ class SafetyClassifier:
             kind = "a link without an address"
         where_it_is = kind or ("a button that does not submit its form" if facts.form is not None
                                else "a button outside any form")
+        what = f"{target.what} is {where_it_is}: its script decides what it does"
+        # The network gate holds every mutating request the tab can send: the click can run and the gate asks about
+        # what it really sends, unless the page has a channel open that the gate cannot hold.
+        covered = facts.gated and not facts.ungated_channels
         commit = self.words.commit(label)
-        if commit is not None:
-            return _destructive(f"{target.what} is {where_it_is}: its script decides what it does",
-                                _word(label, commit))
+        if commit is not None and not (covered and commit.intent in NAMES_NO_CHANGE):
+            return _destructive(what, _word(label, commit))
         if element is not None and self.words.dismisses(label) and self._in_dialog(element):
             return _safe(f"{target.what} in a dialog only closes it")
         exception = self.words.exception(label)
@@ -314,6 +320,13 @@ class SafetyClassifier:
                 return _safe(f"{target.what} opens a popup")
             if "expanded" in element.props:
                 return _safe(f"{target.what} only expands or collapses a section")
+        if covered:
+            named = [_word(label, commit, "word that names no change of its own")] if commit is not None else []
+            return _safe(what, *named, "it runs under the network gate, which holds any request it sends and asks "
+                                       "first")
+        if facts.gated:
+            return _destructive(what, f"the page has {', '.join(facts.ungated_channels)} open, which the network gate "
+                                      "cannot hold: its script may send data there")
         return _destructive(f"{target.what} is {where_it_is}, and its label names no navigation: its script may "
                             "send data")
 

@@ -23,6 +23,8 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 class Intent(str, Enum):
     COMMIT = "commit"
+    # Confirms whatever the page set up (submit, confirm, accept) without naming a change of its own.
+    CONFIRM = "confirm"
     DELETE = "delete"
     # Enters a flow that commits later (checkout, sign in, sign up): a commit on a button, but a link with such a
     # label only opens the form.
@@ -31,20 +33,25 @@ class Intent(str, Enum):
     TRANSIENT = "transient"
 
 
-COMMIT_INTENTS = frozenset({Intent.COMMIT, Intent.DELETE, Intent.ENTRY})
+COMMIT_INTENTS = frozenset({Intent.COMMIT, Intent.CONFIRM, Intent.DELETE, Intent.ENTRY})
 # What a link's label must say to make a GET link suspicious: entry words only lead to a form.
-LINK_COMMIT_INTENTS = frozenset({Intent.COMMIT, Intent.DELETE})
+LINK_COMMIT_INTENTS = frozenset({Intent.COMMIT, Intent.CONFIRM, Intent.DELETE})
+# Words that name no change of their own: where the network gate holds everything a script-driven control can send,
+# such a control runs, and the gate asks about what it really sends (classifier.py).
+NAMES_NO_CHANGE = frozenset({Intent.CONFIRM, Intent.ENTRY})
 
 # language -> intent -> phrases, as people write them; normalized when the vocabulary is built.
 PHRASES: Mapping[str, Mapping[Intent, tuple[str, ...]]] = {
     "en": {
         Intent.COMMIT: (
             "buy", "buy now", "purchase", "pay", "pay now", "place order", "place your order", "order now",
-            "complete order", "complete purchase", "confirm", "confirm order", "confirm purchase", "confirm payment",
-            "submit", "submit order", "send", "send message", "post", "publish", "transfer", "transfer money",
-            "donate", "book now", "reserve", "subscribe", "add to cart", "add to basket", "add to bag",
-            "add to order", "save", "save changes", "update", "upload", "accept", "approve", "reply", "comment",
-            "vote", "create",
+            "complete order", "complete purchase", "confirm order", "confirm purchase", "confirm payment",
+            "submit order", "send", "send message", "post", "publish", "transfer", "transfer money", "donate",
+            "book now", "reserve", "subscribe", "add to cart", "add to basket", "add to bag", "add to order", "save",
+            "save changes", "update", "upload", "approve", "reply", "comment", "vote", "create",
+        ),
+        Intent.CONFIRM: (
+            "confirm", "submit", "accept",
         ),
         Intent.DELETE: (
             "delete", "remove", "discard", "erase", "clear cart", "empty cart", "unsubscribe", "cancel order",
@@ -72,11 +79,13 @@ PHRASES: Mapping[str, Mapping[Intent, tuple[str, ...]]] = {
     "de": {
         Intent.COMMIT: (
             "kaufen", "jetzt kaufen", "bezahlen", "jetzt bezahlen", "zahlen", "bestellen", "jetzt bestellen",
-            "zahlungspflichtig bestellen", "kostenpflichtig bestellen", "bestellung abschicken",
-            "bestellung aufgeben", "absenden", "abschicken", "senden", "bestätigen", "veröffentlichen", "posten",
-            "überweisen", "überweisung ausführen", "spenden", "buchen", "jetzt buchen", "abonnieren",
-            "in den warenkorb", "in den einkaufswagen", "speichern", "aktualisieren", "hochladen", "antworten",
-            "kommentieren", "akzeptieren", "zustimmen", "genehmigen", "einreichen", "übermitteln", "erstellen",
+            "zahlungspflichtig bestellen", "kostenpflichtig bestellen", "bestellung abschicken", "bestellung aufgeben",
+            "abschicken", "senden", "veröffentlichen", "posten", "überweisen", "überweisung ausführen", "spenden",
+            "buchen", "jetzt buchen", "abonnieren", "in den warenkorb", "in den einkaufswagen", "speichern",
+            "aktualisieren", "hochladen", "antworten", "kommentieren", "genehmigen", "erstellen",
+        ),
+        Intent.CONFIRM: (
+            "bestätigen", "akzeptieren", "zustimmen", "einreichen", "übermitteln", "absenden",
         ),
         Intent.DELETE: (
             "löschen", "entfernen", "abbestellen", "kündigen", "stornieren", "bestellung stornieren",
@@ -99,10 +108,12 @@ PHRASES: Mapping[str, Mapping[Intent, tuple[str, ...]]] = {
     "fr": {
         Intent.COMMIT: (
             "acheter", "acheter maintenant", "payer", "commander", "passer la commande", "passer commande",
-            "valider la commande", "confirmer", "valider", "envoyer", "soumettre", "publier", "poster",
-            "effectuer le virement", "valider le virement", "transférer", "faire un don", "réserver", "s'abonner",
-            "ajouter au panier", "enregistrer", "mettre à jour", "répondre", "commenter", "accepter", "approuver",
-            "créer",
+            "valider la commande", "envoyer", "publier", "poster", "effectuer le virement", "valider le virement",
+            "transférer", "faire un don", "réserver", "s'abonner", "ajouter au panier", "enregistrer", "mettre à jour",
+            "répondre", "commenter", "approuver", "créer",
+        ),
+        Intent.CONFIRM: (
+            "confirmer", "valider", "soumettre", "accepter",
         ),
         Intent.DELETE: (
             "supprimer", "retirer", "effacer", "vider le panier", "se désabonner", "se désinscrire",
@@ -123,10 +134,13 @@ PHRASES: Mapping[str, Mapping[Intent, tuple[str, ...]]] = {
     },
     "es": {
         Intent.COMMIT: (
-            "comprar", "comprar ahora", "pagar", "pagar ahora", "realizar pedido", "hacer pedido",
-            "confirmar", "confirmar pedido", "confirmar compra", "enviar", "publicar", "transferir", "donar",
-            "reservar", "suscribirse", "añadir al carrito", "agregar al carrito", "añadir a la cesta", "guardar",
-            "actualizar", "subir", "responder", "comentar", "aceptar", "aprobar", "crear",
+            "comprar", "comprar ahora", "pagar", "pagar ahora", "realizar pedido", "hacer pedido", "confirmar pedido",
+            "confirmar compra", "enviar", "publicar", "transferir", "donar", "reservar", "suscribirse",
+            "añadir al carrito", "agregar al carrito", "añadir a la cesta", "guardar", "actualizar", "subir",
+            "responder", "comentar", "aprobar", "crear",
+        ),
+        Intent.CONFIRM: (
+            "confirmar", "aceptar",
         ),
         Intent.DELETE: (
             "eliminar", "borrar", "quitar", "vaciar carrito", "vaciar la cesta", "darse de baja", "dar de baja",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..actions import Action
-from ..agent.env import BrowserEnv, EnvView
+from ..agent.env import BrowserEnv, EnvView, ExecResult
 from ..agent.records import StepRecord, approx_tokens
 from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES
@@ -143,11 +143,14 @@ async def classify_candidates(ctx: SearchContext, node: Node, actions: Sequence[
             for action in actions]
 
 
-async def record_step(ctx: SearchContext, node: Node, error: str = "") -> None:
-    """An action really ran in the working tab: the user sees it as a step, like in the greedy agent."""
+async def record_step(ctx: SearchContext, node: Node, error: str = "", ran: ExecResult | None = None) -> None:
+    """An action really ran in the working tab: the user sees it as a step, like in the greedy agent. `ran`: what
+    executing it returned, when it ran in the page."""
     record = StepRecord(index=len(ctx.steps) + 1, url=node.url, observation_chars=len(node.text),
                         observation_tokens=approx_tokens(node.text),
-                        thought=node.thought, action=node.action_text, error=error)
+                        thought=node.thought, action=node.action_text, error=error,
+                        settle_ms=ran.settle_ms if ran is not None else None,
+                        settled=ran.settled if ran is not None else True)
     ctx.steps.append(record)
     await ctx.reporter.step(ctx.run_id, record)
 

@@ -117,7 +117,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         view, action=item.action, action_text=item.action_text, action_locator=item.locator,
         action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
     ctx.state.current = child.id
-    await record_step(ctx, child, "" if outcome.ok else outcome.error)
+    await record_step(ctx, child, "" if outcome.ok else outcome.error, outcome)
     changed_site = check.reroots(outcome.ok)
     if not outcome.ok:
         # The page refused the action: the record stays, but nothing is explored from there.
