@@ -3,6 +3,10 @@
 // classifier lets a click whose effect only the page's script knows run under the gate (which asks about whatever
 // mutating request it really sends) only where no such channel is open; otherwise it asks before the click.
 const opened = new Map(); // tabId -> Set of channel names opened since the tab's document committed
+// Tabs whose document committed while this worker ran: of any other tab (a worker restarted mid-run, a page loaded
+// before the extension started) nobody saw what it opened, so it counts as having something open (fail safe).
+const watched = new Set();
+const UNSEEN = "connections opened before the extension could see them";
 
 const CHANNELS = { websocket: "WebSocket", webtransport: "WebTransport" };
 
@@ -15,12 +19,18 @@ export function trackChannels() {
   }, { urls: ["<all_urls>"] });
   // A new document starts with nothing open: the old one's connections closed with it.
   chrome.webNavigation.onCommitted.addListener((details) => {
-    if (details.frameId === 0) opened.delete(details.tabId);
+    if (details.frameId !== 0) return;
+    opened.delete(details.tabId);
+    watched.add(details.tabId);
   });
-  chrome.tabs.onRemoved.addListener((tabId) => opened.delete(tabId));
+  chrome.tabs.onRemoved.addListener((tabId) => {
+    opened.delete(tabId);
+    watched.delete(tabId);
+  });
 }
 
 // The channels the tab's document opened (a service worker controlling the page is read with the element's facts).
 export function openChannels(tabId) {
+  if (!watched.has(tabId)) return [UNSEEN];
   return [...(opened.get(tabId) || [])];
 }
