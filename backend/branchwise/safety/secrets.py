@@ -86,9 +86,7 @@ def task_secrets(text: str) -> list[str]:
 
 def mask_task(text: str) -> str:
     """`text` as it may be stored and shown: card numbers and the passwords it names replaced by the mask."""
-    for secret in sorted(set(task_secrets(text)), key=len, reverse=True):
-        text = text.replace(secret, SECRET_MASK)
-    return mask_card_numbers(text)
+    return SecretKeeper(task_secrets(text)).scrub(text)
 
 
 def types_secret(action: Action, page: PageView | None) -> bool:
