@@ -451,6 +451,20 @@ def test_star_once(tracker: Tracker) -> None:
     assert tracker.queries.star_count(project) == before
 
 
+def test_the_to_do_button_adds_the_issue_to_the_list_and_marks_it_done(tracker: Tracker) -> None:
+    browser = tracker.browser(DEMO_USER)
+    toggle = "//button[@class='js-todo']"
+    assert browser.get(issue_url(1)).texts(toggle) == ["Add a to-do item"]
+    before = fingerprint(tracker.db_path)
+    assert browser.post(issue_url(1) + "/todo", {"todo": "add"}).texts(toggle) == ["Mark as done"]
+    assert browser.post(issue_url(1) + "/todo", {"todo": "add"}).texts(toggle) == ["Mark as done"]
+    assert browser.get(issue_url(2)).texts(toggle) == ["Add a to-do item"], "one issue's to-do is not another's"
+    assert fingerprint(tracker.db_path) != before
+    assert browser.post(issue_url(1) + "/todo", {"todo": "done"}).texts(toggle) == ["Add a to-do item"]
+    assert fingerprint(tracker.db_path) == before
+    assert not tracker.browser().get(issue_url(1)).texts(toggle), "no to-do list without signing in"
+
+
 def test_get_never_changes_the_database(tracker: Tracker) -> None:
     signed_in = tracker.browser(DEMO_USER)
     before = fingerprint(tracker.db_path)

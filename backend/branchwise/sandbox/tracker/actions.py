@@ -178,10 +178,18 @@ class Actions:
             )
             self._touch(project)
 
+    def set_todo(self, user: User, issue: Issue, pending: bool) -> None:
+        """Adds the issue to the user's to-do list or marks it done; anyone signed in who can see it may."""
+        self._mark("todos", "issue_id", issue.id, user, pending)
+
     def star(self, project: Project, user: User, starred: bool) -> None:
         """Starring twice keeps one star; unstarring an unstarred project does nothing."""
-        if starred:
-            self._conn.execute("INSERT OR IGNORE INTO stars (project_id, user_id, created_at) VALUES (?, ?, ?)",
-                               (project.id, user.id, self._now))
+        self._mark("stars", "project_id", project.id, user, starred)
+
+    def _mark(self, table: str, column: str, key: int, user: User, on: bool) -> None:
+        """A user's mark on a row (a star, a to-do): set once however often it is set, removed if there."""
+        if on:
+            self._conn.execute(f"INSERT OR IGNORE INTO {table} ({column}, user_id, created_at) VALUES (?, ?, ?)",
+                               (key, user.id, self._now))
         else:
-            self._conn.execute("DELETE FROM stars WHERE project_id = ? AND user_id = ?", (project.id, user.id))
+            self._conn.execute(f"DELETE FROM {table} WHERE {column} = ? AND user_id = ?", (key, user.id))

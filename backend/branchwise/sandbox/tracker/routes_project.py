@@ -66,6 +66,7 @@ def build_router(ctx: TrackerContext) -> APIRouter:
             visit, project, "issue.html", "issues", status_code=status_code, issue=issue,
             notes=visit.store.notes(issue.id), labels=visit.store.labels(project.id),
             members=visit.store.members(project.id), error=error, reporter=REPORTER,
+            todo=visit.store.on_todo_list(issue.id, visit.viewer),
         )
 
     def render_new_issue(visit: Visit, project: Project, draft: NewIssue, error: str | None = None,
@@ -220,6 +221,7 @@ def build_router(ctx: TrackerContext) -> APIRouter:
     issue_action("reopen", lambda a, p, u, i, f: a.set_state(p, u, i, "opened"))
     issue_action("notes", lambda a, p, u, i, f: a.comment(p, u, i, f.text("note")))
     issue_action("labels", lambda a, p, u, i, f: a.add_label(p, u, i, f.text("label_name")))
+    issue_action("todo", lambda a, p, u, i, f: a.set_todo(u, i, f.text("todo") != "done"))
     issue_action("assignees", lambda a, p, u, i, f: a.assign(p, u, i, f.text("assignee_username")))
 
     @router.post(PROJECT + "/-/project_members", response_model=None)

@@ -45,6 +45,13 @@ CREATE TABLE stars (
     created_at TEXT NOT NULL,
     PRIMARY KEY (project_id, user_id)
 );
+-- An issue on the user's to-do list (GitLab's "Add a to do"), toggled by a script on the issue page.
+CREATE TABLE todos (
+    issue_id INTEGER NOT NULL REFERENCES issues(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (issue_id, user_id)
+);
 CREATE TABLE labels (
     id INTEGER PRIMARY KEY,
     project_id INTEGER NOT NULL REFERENCES projects(id),

@@ -271,6 +271,11 @@ class Store:
             "SELECT 1 FROM stars WHERE project_id = ? AND user_id = ?", (project_id, user_id)
         ).fetchone() is not None
 
+    def on_todo_list(self, issue_id: int, user_id: int | None) -> bool:
+        return user_id is not None and self._conn.execute(
+            "SELECT 1 FROM todos WHERE issue_id = ? AND user_id = ?", (issue_id, user_id)
+        ).fetchone() is not None
+
     def labels(self, project_id: int) -> tuple[Label, ...]:
         rows = self._conn.execute(
             "SELECT l.id, l.title, l.color, l.description, (SELECT COUNT(*) FROM issue_labels il JOIN issues i"
