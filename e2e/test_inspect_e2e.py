@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from branchwise.actions import Click
+from branchwise.actions import Click, Type
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.protocol import ElementFacts, ElementRef, FormFacts, LinkFacts
 
@@ -58,6 +58,22 @@ def test_post_form_button_and_field(stack: Stack, lab: tuple[BrowserEnv, EnvView
     assert facts[quantity].tag == "input" and facts[quantity].type == "number"
     assert facts[quantity].form == FormFacts(method="post", action=f"{base}/cart/add", submits=True,
                                              submit_buttons=2, submitter_label="Add to cart")
+
+
+def test_what_the_browser_would_refuse_to_send(stack: Stack, lab: tuple[BrowserEnv, EnvView, str]) -> None:
+    env, view, _ = lab
+    create, draft = by_name(view, "button", "Create note"), by_name(view, "button", "Save draft")
+    title = by_name(view, "textbox", "Title")
+    forms = {i: f.form for i, f in inspect(stack, env, [create, draft, title]).items() if f.form is not None}
+    # An empty required title and a malformed email: the browser will not send the form through its button...
+    assert (forms[create].validates, forms[create].invalid_fields, forms[create].element_invalid) == (True, 2, False)
+    # ... and the title counts itself apart (typing into it may fill it); formnovalidate skips the checks.
+    assert (forms[title].invalid_fields, forms[title].element_invalid) == (1, True)
+    assert not forms[draft].validates
+    assert stack.call(env.execute(Type(title, "Groceries", press_enter=False))).ok
+    stack.call(env.observe())
+    after = stack.call(env.inspect([create]))[create].form
+    assert after is not None and after.invalid_fields == 1
 
 
 def test_get_search_field_without_a_button_submits_on_enter(stack: Stack,

@@ -50,7 +50,7 @@ async function handleCommand(message) {
       return { type: "done" };
     case "observe":
       await requireWorkable(message.tab_id);
-      return observe(message.tab_id, message.include_frames);
+      return observe(message.tab_id, message.include_frames, message.reuse);
     case "act":
       await requireWorkable(message.tab_id);
       return withAllowance(message.tab_id, message.allow || [],

@@ -130,6 +130,34 @@ def test_post_form_is_destructive_whatever_the_label(label: str) -> None:
     assert cls is DESTRUCTIVE and reason.startswith(f"the button '{label}' submits a POST form to /search")
 
 
+def incomplete(invalid: int = 1, element_invalid: bool = False, validates: bool = True, gated: bool = True,
+               tag: str = "button", kind: str = "submit") -> ElementFacts:
+    """A submit button (or a field) of a POST form the browser will not send as it is: `invalid` other fields are
+    required and empty."""
+    return facts(tag=tag, type=kind, gated=gated, form=form().model_copy(update={
+        "invalid_fields": invalid, "element_invalid": element_invalid, "validates": validates}))
+
+
+def test_a_form_the_browser_will_not_send_runs_under_the_gate_without_a_question() -> None:
+    """An empty required field keeps the browser from sending the form: 6 of the 7 questions the safety corpus found
+    about actions that sent nothing were such clicks (an empty comment, sign-in or invite form)."""
+    cls, reason = verdict(Click(1), on("button", "Create issue"), incomplete(invalid=2))
+    assert cls is SAFE, reason
+    assert "2 of its fields are required and empty or invalid: the browser will not send it" in reason
+    assert verdict(Press("Enter", 1), on("textbox", "Title"), incomplete(tag="input", kind="text"))[0] is SAFE
+
+
+def test_a_form_that_may_be_sent_still_asks() -> None:
+    # Complete, or the only invalid field is the one being typed into, or the form skips validation, or the tab is
+    # not gated (a script could send it anyway, unheld).
+    assert verdict(Click(1), on("button", "Create issue"), incomplete(invalid=0))[0] is DESTRUCTIVE
+    typed = incomplete(invalid=0, element_invalid=True, tag="input", kind="text")
+    assert verdict(Type(1, "Offline tiles", press_enter=True), on("textbox", "Title"), typed)[0] is DESTRUCTIVE
+    assert verdict(Press("Enter", 1), on("textbox", "Title"), typed)[0] is SAFE
+    assert verdict(Click(1), on("button", "Create issue"), incomplete(validates=False))[0] is DESTRUCTIVE
+    assert verdict(Click(1), on("button", "Create issue"), incomplete(gated=False))[0] is DESTRUCTIVE
+
+
 def test_post_to_another_site_names_the_full_address() -> None:
     cls, reason = verdict(Click(1), on("button", "Pay"), submit_button(action="https://pay.example/charge"))
     assert cls is DESTRUCTIVE and "submits a POST form to https://pay.example/charge" in reason
@@ -206,6 +234,20 @@ def test_link_with_a_commit_label_is_destructive(label: str) -> None:
                                    "Se connecter"])
 def test_link_with_an_entry_word_only_opens_the_form(label: str) -> None:
     assert verdict(Click(1), on("link", label), link(f"{SITE}/checkout", "/checkout"))[0] is NAVIGATION
+
+
+@pytest.mark.parametrize("label", ["Reply to sunny_walrus47", "Submit", "Comment", "Create issue", "Antworten",
+                                   "Répondre", "Comentar"])
+def test_link_naming_what_one_writes_only_opens_the_form(label: str) -> None:
+    """A link to where a reply, a post or an issue is written sends nothing: the form it opens is asked about when it
+    is submitted. The forum's 'Reply to …' and 'Submit' links were false alarms in the safety corpus."""
+    cls, reason = verdict(Click(1), on("link", label), link(f"{SITE}/f/books/3/-/comment/7", "/f/books/3/-/comment/7"))
+    assert cls is NAVIGATION and "opens the form where it is written; nothing is sent until that is submitted" in reason
+
+
+@pytest.mark.parametrize("label", ["Confirm subscription", "Post now", "Delete reply", "Buy now"])
+def test_a_link_whose_label_does_more_than_open_a_form_still_asks(label: str) -> None:
+    assert verdict(Click(1), on("link", label), link(f"{SITE}/x/7", "/x/7"))[0] is DESTRUCTIVE
 
 
 def test_link_whose_address_names_a_delete_action() -> None:

@@ -7,6 +7,7 @@ reconnect and try once more. Commands that change the page are never repeated be
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -55,6 +56,10 @@ class BrowserConfig(BaseModel):
     act_timeout_seconds: float = 45.0
     inspect_timeout_seconds: float = 15.0
     open_tab_timeout_seconds: float = 30.0
+    # Keep each tab's last capture and let the extension answer "unchanged" instead of capturing the page again.
+    reuse_captures: bool = True
+    # Tabs whose last capture is kept (a big page's raw tree is tens of MB in memory).
+    kept_captures: int = 8
 
 
 class BrowserDisconnected(RuntimeError):
@@ -69,6 +74,8 @@ class Browser:
     def __init__(self, hub: ExtensionHub, config: BrowserConfig | None = None) -> None:
         self.hub = hub
         self.config = config or BrowserConfig()
+        # tab id -> its last full capture, most recently used last.
+        self._captures: OrderedDict[int, Observation] = OrderedDict()
 
     async def connected(self, timeout: float | None = None) -> ExtensionLink:
         return await self.hub.wait_link(self.config.connect_timeout_seconds if timeout is None else timeout)
@@ -100,6 +107,7 @@ class Browser:
         await self._request(GuardTab(tab_id=tab_id, guarded=guarded), Done, self.config.act_timeout_seconds, retry=True)
 
     async def close_tab(self, tab_id: int) -> None:
+        self._captures.pop(tab_id, None)
         await self._request(CloseTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=False)
 
     async def close_tab_quietly(self, tab_id: int) -> None:
@@ -113,7 +121,26 @@ class Browser:
         await self._request(ActivateTab(tab_id=tab_id), Done, self.config.act_timeout_seconds, retry=True)
 
     async def observe(self, tab_id: int) -> Observation:
-        return await self._request(Observe(tab_id=tab_id), Observation, self.config.observe_timeout_seconds, retry=True)
+        """The page in the tab. When it has not changed since the last capture kept for the tab, the extension says so
+        instead of capturing it again (extension/lib/unchanged.js), and the kept frames stand in: the same objects, so
+        the caller can tell (BrowserEnv reuses its processing too)."""
+        kept = self._captures.pop(tab_id, None) if self.config.reuse_captures else None
+        reuse = kept.capture_id if kept is not None else ""
+        observation = await self._request(Observe(tab_id=tab_id, reuse=reuse), Observation,
+                                          self.config.observe_timeout_seconds, retry=True)
+        if observation.reused:
+            if kept is None or observation.capture_id != kept.capture_id:
+                log.warning("the extension reused capture %r of tab %d, which is not the one kept (%r): observing "
+                            "it afresh", observation.capture_id, tab_id, reuse)
+                observation = await self._request(Observe(tab_id=tab_id), Observation,
+                                                  self.config.observe_timeout_seconds, retry=True)
+            else:
+                observation = observation.model_copy(update={"frames": kept.frames})
+        if observation.capture_id and self.config.reuse_captures:
+            self._captures[tab_id] = observation
+            while len(self._captures) > self.config.kept_captures:
+                self._captures.popitem(last=False)
+        return observation
 
     async def act(self, tab_id: int, command: BrowserCmd, *, allow: Sequence[AllowedRequest] = (),
                   settle: Settle | None = None) -> ActResult:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -325,6 +325,9 @@ class Observe(Envelope):
     type: Literal["observe"] = "observe"
     tab_id: int
     include_frames: bool = True
+    reuse: str = Field(default="", max_length=64, description="The capture_id of the last observation the backend "
+                       "holds for this tab: if the tab shows exactly what that capture saw, the extension answers "
+                       "reused with no frames instead of capturing again")
 
 
 class Observation(Envelope):
@@ -337,6 +340,10 @@ class Observation(Envelope):
     navigation: NavigationInfo = NavigationInfo()
     dialog: DialogInfo | None = None
     frames: list[FrameTree]
+    capture_id: str = Field(default="", max_length=64, description="Names this capture for a later `reuse`; empty "
+                            "when the page changed while it was taken (it cannot be reused)")
+    reused: bool = Field(default=False, description="Nothing changed since the capture `reuse` named: `frames` is "
+                         "empty and that capture's frames stand")
     capture_ms: float = 0
 
 
@@ -387,6 +394,11 @@ class FormFacts(Model):
     submit_buttons: int = Field(default=0, description="Enabled submit buttons in the form")
     submitter_label: str = Field(default="", description="Label of the button that submits: the element itself, or "
                                                          "for a field the form's default button")
+    validates: bool = Field(default=True, description="The browser checks the fields before sending (no novalidate on "
+                                                      "the form, no formnovalidate on the submitter)")
+    invalid_fields: int = Field(default=0, ge=0, description="Fields other than this element the browser would refuse "
+                                                             "to send as they are (required and empty, wrong format)")
+    element_invalid: bool = Field(default=False, description="This element is itself such a field")
 
 
 class ElementFacts(Model):

@@ -50,6 +50,8 @@ const FACTS = `function() {
       submits = submitter ? !submitter.disabled : fields.length === 1;
     }
     const own = (name) => submitter && submitter.hasAttribute(name);
+    // What the browser would refuse to send, read off ValidityState: checkValidity() would fire events at the page.
+    const refused = (c) => c.willValidate && !c.validity.valid;
     facts.form = {
       method: own("formmethod") ? submitter.formMethod : form.method,
       action: own("formaction") ? submitter.formAction : form.action,
@@ -57,6 +59,9 @@ const FACTS = `function() {
       submits,
       submit_buttons: buttons.filter((b) => !b.disabled).length,
       submitter_label: submitter ? labelOf(submitter) : "",
+      validates: !form.noValidate && !(submitter && submitter.formNoValidate),
+      invalid_fields: [...form.elements].filter((c) => c !== control && refused(c)).length,
+      element_invalid: refused(control),
     };
   }
 

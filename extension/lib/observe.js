@@ -2,6 +2,7 @@
 // viewport and any open JavaScript dialog. Raw CDP nodes go to the backend untouched; it does all the processing.
 import { childSessions, currentDialog, ensureAttached, send } from "./cdp.js";
 import { listHanded } from "./tabs.js";
+import { captureWatched, reusable } from "./unchanged.js";
 
 async function frameOwner(tabId, frameId, sessionId) {
   try {
@@ -140,26 +141,40 @@ async function readHistory(tabId) {
   }
 }
 
-export async function observe(tabId, includeFrames) {
+// `reuse`: the id of the capture the backend holds for this tab; if the tab shows exactly what it captured, the frames
+// are not captured again nor sent ("reused": the backend puts its copy back).
+export async function observe(tabId, includeFrames, reuse) {
   const started = performance.now();
   await ensureAttached(tabId);
   const tab = await chrome.tabs.get(tabId);
   const dialog = currentDialog(tabId);
   const history = readHistory(tabId);
   let frames = [];
+  let captureId = "";
+  let reused = false;
   let page = { scroll: {}, status: null, errorPage: false };
   // While a JS dialog is open the page's renderer is blocked: report the dialog instead of hanging on the tree.
   if (!dialog) {
-    const captures = [captureTarget(tabId, undefined, null, undefined)];
-    if (includeFrames) {
-      for (const [key, entry] of childSessions(tabId)) {
-        captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
+    const capture = async () => {
+      if (await reusable(tabId, reuse, includeFrames)) {
+        reused = true;
+        return { frames: [], id: reuse };
       }
-    }
+      return captureWatched(tabId, includeFrames, async () => {
+        const captures = [captureTarget(tabId, undefined, null, undefined)];
+        if (includeFrames) {
+          for (const [key, entry] of childSessions(tabId)) {
+            captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
+          }
+        }
+        let captured = dedupeFrames((await Promise.all(captures)).flat());
+        if (!includeFrames) captured = captured.filter((f) => !f.parent_frame_id);
+        return captured;
+      });
+    };
     let captured;
-    [captured, page] = await Promise.all([Promise.all(captures), readPage(tabId)]);
-    frames = dedupeFrames(captured.flat());
-    if (!includeFrames) frames = frames.filter((f) => !f.parent_frame_id);
+    [captured, page] = await Promise.all([capture(), readPage(tabId)]);
+    ({ frames, id: captureId } = captured);
   }
   return {
     type: "observation",
@@ -171,6 +186,8 @@ export async function observe(tabId, includeFrames) {
     navigation: { ...(await history), http_status: page.status, error_page: page.errorPage },
     dialog,
     frames,
+    capture_id: captureId,
+    reused,
     capture_ms: performance.now() - started,
   };
 }

@@ -40,6 +40,7 @@ from ..protocol import (
     DialogInfo,
     ElementFacts,
     ElementRef,
+    FrameTree,
     GoBackCmd,
     GoForwardCmd,
     GotoCmd,
@@ -138,6 +139,8 @@ class BrowserEnv:
     last: EnvView | None = None
     # Sees each action run here (the network gate: safety/gate.py); None runs them unwatched.
     watch: ActionWatch | None = field(default=None, repr=False)
+    # The last capture processed (its frames, the rest of the observation, the result).
+    _processed: tuple[list[FrameTree], dict[str, object], PageView] | None = field(default=None, repr=False)
 
     async def observe(self) -> EnvView:
         """The page in the working tab. Raises SiteRefused when it is on a site the user's lists refuse (the
@@ -158,13 +161,25 @@ class BrowserEnv:
                            self.tab_id, 0, dialog=observation.dialog, tabs=tabs, navigation=observation.navigation,
                            sites=sites)
         else:
-            sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
-                         for frame in observation.frames for node_id in frame.sensitive_node_ids]
-            page = process(observation, self.config.observation, sensitive)
+            page = self._process(observation)
             view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs,
                            scroll=observation.scroll, navigation=observation.navigation, sites=sites)
         self.last = view
         return view
+
+    def _process(self, observation: Observation) -> PageView:
+        """The page's text and elements; a capture the browser reused (the very frames processed last time) with the
+        same header is not processed again."""
+        header = observation.model_dump(exclude={"id", "frames", "capture_id", "reused", "capture_ms"})
+        if self._processed is not None:
+            frames, seen, page = self._processed
+            if frames is observation.frames and seen == header:
+                return page
+        sensitive = [ElementRef(backend_node_id=node_id, target=frame.target)
+                     for frame in observation.frames for node_id in frame.sensitive_node_ids]
+        page = process(observation, self.config.observation, sensitive)
+        self._processed = (observation.frames, header, page)
+        return page
 
     async def inspect(self, element_ids: Iterable[int]) -> dict[int, ElementFacts]:
         """DOM facts of elements of the last observed page, in one round trip; ids not on that page are left out."""

@@ -159,7 +159,7 @@ class SafetyClassifier:
             case Type(press_enter=False):
                 return _safe(f"types into {target.what} without submitting it")
             case Type():
-                return self._enter(target)
+                return self._enter(target, typed=True)
             case Press(keys=keys) if _is_enter(keys):
                 if action.element_id is None:
                     return _destructive("presses Enter on whatever has focus, which may submit a form")
@@ -234,10 +234,20 @@ class SafetyClassifier:
             return _destructive(f"clicks {target.what}", _word(element.name, commit))
         return _safe(f"clicks {target.what}, which is not a button or a link")
 
-    def _submission(self, target: _Target, form: FormFacts, label: str, via: str) -> Classification:
-        """`via` (a button, or Enter in a field) submits `form`; `label` is the submitting button's."""
+    def _submission(self, target: _Target, form: FormFacts, label: str, via: str, typed: bool = False,
+                    ) -> Classification:
+        """`via` (a button, or Enter in a field) submits `form`; `label` is the submitting button's; `typed`: the
+        element is typed into first."""
         address = where(form.action, target.page_url)
         commit = self.words.commit(label) if label else None
+        invalid = form.invalid_fields + (form.element_invalid and not typed)
+        facts = target.facts
+        if form.validates and invalid and facts is not None and facts.gated and not facts.ungated_channels:
+            # The browser refuses to send it; a script that sends anyway is held by the gate like any other request.
+            fields = "1 of its fields is" if invalid == 1 else f"{invalid} of its fields are"
+            return _safe(f"{via} submits a {form.method.upper()} form to {address}, but {fields} required and empty "
+                         "or invalid: the browser will not send it", "it runs under the network gate, which holds "
+                         "any request the page sends instead and asks first")
         if form.method == "post":
             reasons = [f"{via} submits a POST form to {address}"]
             if commit is not None:
@@ -268,6 +278,12 @@ class SafetyClassifier:
             return _safe(f"{target.what} opens {link.href}, which is not a web page")
         commit = self.words.commit(target.label, LINK_COMMIT_INTENTS)
         address = where(link.href, target.page_url)
+        writes = self.words.only_writes(target.label) if commit is not None else None
+        if writes is not None and self.words.url_deletes(path_of(link.href)) is None:
+            return _navigation(f"{target.what} links to {address}",
+                               _word(target.label, writes, "word naming what one writes")
+                               + ": the link opens the form where it is written; nothing is sent until that is "
+                                 "submitted")
         if commit is not None:
             return _destructive(f"{target.what} links to {address}",
                                 _word(target.label, commit) + ": a GET link can still change things")
@@ -330,7 +346,8 @@ class SafetyClassifier:
         return _destructive(f"{target.what} is {where_it_is}, and its label names no navigation: its script may "
                             "send data")
 
-    def _enter(self, target: _Target) -> Classification:
+    def _enter(self, target: _Target, typed: bool = False) -> Classification:
+        """Enter in the element; `typed`: after typing into it (its own emptiness no longer counts)."""
         facts, element = target.facts, target.element
         via = f"Enter in {target.what}"
         if element is None and not target.known:
@@ -342,7 +359,7 @@ class SafetyClassifier:
             # Enter on a focused button or link activates it, exactly like a click.
             return self._click(target)
         if facts.form is not None and facts.form.submits:
-            return self._submission(target, facts.form, facts.form.submitter_label, via)
+            return self._submission(target, facts.form, facts.form.submitter_label, via, typed)
         if self._search_field(target):
             return _navigation(f"{via}, a search field outside a form that Enter submits: a search")
         if facts.form is not None:

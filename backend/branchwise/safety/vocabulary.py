@@ -161,6 +161,15 @@ PHRASES: Mapping[str, Mapping[Intent, tuple[str, ...]]] = {
     },
 }
 
+# Commit phrases that, on a link, name what the page it opens lets one write: "Reply", "Submit" (a new post), "Create
+# issue". The form there is what sends it, and is asked about when submitted; the link itself sends nothing.
+WRITES: Mapping[str, tuple[str, ...]] = {
+    "en": ("reply", "comment", "create", "submit"),
+    "de": ("antworten", "kommentieren", "erstellen", "einreichen"),
+    "fr": ("répondre", "commenter", "créer", "soumettre"),
+    "es": ("responder", "comentar", "crear"),
+}
+
 # Labels that only close a dialog when the control is inside one; outside a dialog "Cancel" may cancel an order.
 DISMISS: Mapping[str, tuple[str, ...]] = {
     "en": ("cancel", "no", "not now", "no thanks", "maybe later"),
@@ -220,6 +229,8 @@ class Vocabulary:
     phrases: tuple[Phrase, ...] = field(default_factory=lambda: _phrases(PHRASES))
     dismiss: tuple[Phrase, ...] = field(
         default_factory=lambda: _phrases({lang: {Intent.TRANSIENT: texts} for lang, texts in DISMISS.items()}))
+    writes: frozenset[str] = field(
+        default_factory=lambda: frozenset(normalize(text) for texts in WRITES.values() for text in texts))
     # Labels with more words than this are sentences (help links, headings): commit words count only at their start.
     short_label_words: int = 6
     _by_first: dict[str, list[Phrase]] = field(init=False, repr=False, compare=False)
@@ -245,6 +256,16 @@ class Vocabulary:
             if phrase is not None and (best is None or len(phrase.words) > len(best.words)):
                 best = phrase
         return Match(best, len(best.words) == len(words)) if best else None
+
+    def only_writes(self, label: str) -> Match | None:
+        """The phrase naming what one writes ("Reply", "Create") when every commit phrase of the label is one: on a
+        link, it opens the form where that is written. None otherwise."""
+        words = normalize(label).split()
+        starts = range(len(words)) if len(words) <= self.short_label_words else range(min(1, len(words)))
+        found = [p for start in starts if (p := self._at(words, start, LINK_COMMIT_INTENTS)) is not None]
+        if not found or any(" ".join(p.words) not in self.writes for p in found):
+            return None
+        return Match(found[0], len(found[0].words) == len(words))
 
     def exception(self, label: str) -> Match | None:
         """The navigational or transient phrase a label is, or starts with, or None."""
