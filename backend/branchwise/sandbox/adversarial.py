@@ -67,6 +67,12 @@ PAGES: dict[str, tuple[str, str]] = {
     # A "Next" button that buys through fetch(): its label says navigation, so the classifier lets it through.
     "/steps": ("Step 1 of 3", """<h1>Step 1 of 3</h1><p>Blue mug, $12.00</p>
 <button onclick="post('/buy', 'order placed')">Next</button>"""),
+    # Not an attack: a "Submit" outside any form whose script only checks the answer in the page and sends nothing.
+    # Under the network gate it must run without a question (asking at every such click trains users to say yes).
+    "/quiz": ("Capital quiz", """<h1>Capital quiz</h1><p>What is the capital of France?</p>
+<input aria-label="Your answer" value="Paris">
+<button onclick="show('Done: ' + (document.querySelector('input').value === 'Paris' ? 'right' : 'wrong') +
+  ', checked in the page')">Submit</button>"""),
 }
 
 # What a form post lands on (fetch() callers only read the status).
