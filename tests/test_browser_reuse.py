@@ -27,11 +27,10 @@ class ScriptedBrowser(Browser):
         self.asked: list[Observe] = []
 
     async def _request(self, message: Envelope, reply: type[R], timeout: float, *, retry: bool) -> R:
+        answer: Envelope = Done()
         if isinstance(message, Observe):
             self.asked.append(message)
             answer = self.replies.pop(0).model_copy(update={"tab_id": message.tab_id})
-        else:
-            answer = Done()
         assert isinstance(answer, reply)
         return answer
 
