@@ -2,10 +2,12 @@
 
     python -m branchwise.bench.safety [--corpus PATH] [--no-baseline]
 
-Positive = classified destructive, truth = the action changed the shop's database (the corpus is built by
-`python -m branchwise.bench.safety_corpus --write`). Prints the figures, the confusion counts and every false
-negative and false positive with the classifier's reasons, for SafetyClassifier (the search default) and, as the
-baseline, WebOperator's Alg. 2 (HeuristicClassifier). Needs no browser.
+Truth = the action changed the site's database (the corpus is built by `python -m branchwise.bench.safety_corpus
+--write`). Positive = asked about: by the classifier before the action, and, in the "with the network gate" rows, also
+by the gate when the action sends a mutating request no approval covers — how a run asks. Prints precision, recall,
+questions per action and the confusion counts, overall and per site, and every false negative and false positive
+with the classifier's reasons, for SafetyClassifier (the search default) and, as the baseline, WebOperator's Alg. 2
+(HeuristicClassifier). Needs no browser.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         classifiers.append(("WebOperator Alg. 2 (HeuristicClassifier, baseline)", HeuristicClassifier()))
     for name, classifier in classifiers:
         sys.stdout.write(report(name, evaluate(classifier, corpus), len(corpus.records)) + "\n\n")
+        sys.stdout.write(report(f"{name} with the network gate", evaluate(classifier, corpus, gate=True),
+                                len(corpus.records)) + "\n\n")
     return 0
 
 

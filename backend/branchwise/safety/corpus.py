@@ -1,5 +1,6 @@
-"""The labelled corpus: real actions taken on the sandbox shop, each with what the classifier saw before it ran (the
-element's accessibility info and DOM facts) and whether the shop's database changed when it ran.
+"""The labelled corpus: real actions taken on the sandbox sites, each with what the classifier saw before it ran (the
+element's accessibility info and DOM facts), whether the site's database changed when it ran, and which mutating
+requests the network gate held while it ran.
 
 `branchwise.bench.safety_corpus` builds it in real Chromium; `branchwise.bench.safety` and the unit tests read it.
 """
@@ -32,13 +33,16 @@ class CorpusElement(BaseModel):
 
 class CorpusRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(description="Unique and readable: state, page, action and target")
-    state: str = Field(description="The shop state the action ran in (guest, guest with a cart, signed in...)")
+    id: str = Field(description="Unique and readable: site, state, page, action and target")
+    site: str = Field(description="The sandbox site, by WebArena's name: shopping, reddit, gitlab")
+    state: str = Field(description="The site state the action ran in (guest, guest with a cart, signed in...)")
     page_url: str
     action: str = Field(description="The action in WebArena syntax, with the element id it had on the page")
     element: CorpusElement | None = None
     facts: ElementFacts | None = None
-    changed_server_state: bool = Field(description="The shop's SQLite fingerprint differed after the action")
+    changed_server_state: bool = Field(description="The site's SQLite fingerprint differed after the action")
+    held: list[str] = Field(default=[], description="Mutating requests the network gate held during the action, as "
+                                                     "'METHOD URL': what it would have asked about")
     ok: bool = True
     error: str = ""
     url_after: str = ""
@@ -47,8 +51,8 @@ class CorpusRecord(BaseModel):
 class SafetyCorpus(BaseModel):
     model_config = ConfigDict(extra="forbid")
     description: str
-    origin: str = Field(description="The shop's address in the records (the real port varied per action)")
-    shop_seed: int
+    origins: dict[str, str] = Field(description="Each site's address in the records (the real port varied per action)")
+    seed: int
     records: list[CorpusRecord]
 
 
