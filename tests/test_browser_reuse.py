@@ -30,7 +30,8 @@ class ScriptedBrowser(Browser):
         answer: Envelope = Done()
         if isinstance(message, Observe):
             self.asked.append(message)
-            answer = self.replies.pop(0).model_copy(update={"tab_id": message.tab_id})
+            # Each answer names the request it answers, as the extension's do.
+            answer = self.replies.pop(0).model_copy(update={"tab_id": message.tab_id, "reply_to": message.id})
         assert isinstance(answer, reply)
         return answer
 

@@ -170,7 +170,7 @@ class BrowserEnv:
     def _process(self, observation: Observation) -> PageView:
         """The page's text and elements; a capture the browser reused (the very frames processed last time) with the
         same header is not processed again."""
-        header = observation.model_dump(exclude={"id", "frames", "capture_id", "reused", "capture_ms"})
+        header = observation.model_dump(include={"tab_id", "url", "title", "tabs", "scroll", "navigation", "dialog"})
         if self._processed is not None:
             frames, seen, page = self._processed
             if frames is observation.frames and seen == header:
