@@ -46,6 +46,11 @@ def test_observe_benchmark_reports_sane_numbers(tmp_path: Path) -> None:
     # The point of processing: the text costs a few tokens per raw node, not the ~400 bytes each node weighs raw.
     assert page.text_tokens < 5 * page.raw_ax_nodes
     assert page.text_chars * 10 < page.raw_ax_json_bytes
+    # The unchanged page was measured as reused (the benchmark stops if a capture is taken again), and our text is
+    # sized against WebArena's on the same raw tree without losing an interactive element it shows.
+    assert 0 < page.reused_ms.min <= page.reused_ms.median <= page.reused_ms.max and page.ratio_reused_to_raw > 0
+    assert 0 < page.text_tokens < page.webarena_text_tokens and page.webarena_interactive > 0
+    assert page.missing_interactive == [], page.missing_interactive
 
 
 def test_search_benchmark_compares_speculative_and_naive_backtracking(tmp_path: Path) -> None:

@@ -2,9 +2,13 @@
 
     python -m branchwise.bench.observe [--runs 10] [--sizes 1000 6500] [--json PATH]
 
-For each generated shop page it times, interleaved, (a) the agent's full path, BrowserEnv.observe(): extension capture,
-WebSocket transfer and validation, backend processing; and (b) a bare `Accessibility.getFullAXTree` sent by Selenium
-to the same Chromium, the floor any AX-tree based observation pays. It prints a table to stdout; no assertions.
+For each generated shop page it times, interleaved, (a) the agent's full path, BrowserEnv.observe(), capturing the page
+afresh: extension capture, WebSocket transfer and validation, backend processing; (b) the same when the page has not
+changed since the last observation (the extension reuses its capture, the backend its processing: how search looks
+at a page again); and (c) a bare `Accessibility.getFullAXTree` sent by Selenium to the same Chromium, the floor any
+AX-tree based observation pays. It also sizes our text against WebArena's own serializer on the same raw tree
+(webarena_text) and lists the interactive elements WebArena's text shows that ours does not. It prints a table to
+stdout; no assertions.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..launcher import ChromiumConfig
 from ..protocol import Observation
 from ..selenium_attach import attach_selenium
 from ..session import Session, open_session
+from . import webarena_text
 from .pages import serve, write_pages
 from .report import run_and_report
 
@@ -70,6 +75,8 @@ class PageResult(BaseModel):
     process_ms: Stats
     raw_ms: Stats
     ratio_full_to_raw: float
+    reused_ms: Stats
+    ratio_reused_to_raw: float
     raw_ax_nodes: int
     # Compact UTF-8 JSON, as JSON.stringify writes it. The extension forwards these nodes untouched, so this is the size
     # of its WebSocket frame (checked once against the received frame: within 0.1 %).
@@ -81,6 +88,11 @@ class PageResult(BaseModel):
     text_chars: int
     text_tokens: int
     tokenizer: str
+    webarena_text_tokens: int
+    ratio_tokens_to_webarena: float
+    webarena_interactive: int
+    # Interactive elements (role 'name') in WebArena's text and not in ours, counted.
+    missing_interactive: list[str]
 
 
 class BenchReport(BaseModel):
@@ -116,8 +128,8 @@ class TimedBrowser(Browser):
     Wrapping it lets the benchmark time BrowserEnv.observe() unmodified and still split the time into its parts.
     """
 
-    def __init__(self, inner: Browser) -> None:
-        super().__init__(inner.hub, inner.config)
+    def __init__(self, inner: Browser, reuse: bool) -> None:
+        super().__init__(inner.hub, inner.config.model_copy(update={"reuse_captures": reuse}))
         self.last_observation: Observation | None = None
         self.last_observe_ms = 0.0
 
@@ -163,38 +175,56 @@ def _close_selenium_tab(driver: webdriver.Chrome, home: str) -> None:
 
 
 async def bench_page(session: Session, driver: webdriver.Chrome, target: int, url: str, runs: int) -> PageResult:
-    browser = TimedBrowser(session.browser)
-    tab = await browser.open_tab(url)
+    fresh_browser, reusing_browser = TimedBrowser(session.browser, False), TimedBrowser(session.browser, True)
+    # Each path in a tab of its own: the extension keeps one capture per tab, and a fresh capture replaces it.
+    tab, second = await fresh_browser.open_tab(url), await reusing_browser.open_tab(url)
     home = driver.current_window_handle
     dom_elements = await asyncio.to_thread(_open_selenium_tab, driver, url)
     try:
-        env = BrowserEnv(browser, tab.tab_id)
-        # One unrecorded run each: the first AX request builds Chromium's accessibility cache.
-        await full_path(env, browser)
+        fresh, reusing = BrowserEnv(fresh_browser, tab.tab_id), BrowserEnv(reusing_browser, second.tab_id)
+        # Unrecorded runs first: the first AX request builds Chromium's accessibility cache, and the reusing path
+        # observes until its page holds still (the debugger's infobar shrinks the viewport once after attaching).
+        await full_path(fresh, fresh_browser)
+        for _ in range(20):
+            if (await full_path(reusing, reusing_browser)).observation.reused:
+                break
+            await asyncio.sleep(0.1)
         await raw_path(driver)
         fulls: list[FullSample] = []
+        reused: list[FullSample] = []
         raws: list[float] = []
         raw_result: dict[str, Any] = {}
+        order = ("full", "reused", "raw")
         for i in range(runs):
-            # Alternate which path goes first so drift and noise on this 2-core machine hit both alike.
-            for which in (("full", "raw") if i % 2 == 0 else ("raw", "full")):
+            # Rotate which path goes first so drift and noise on this 2-core machine hit all alike.
+            for which in order[i % 3:] + order[:i % 3]:
                 if which == "full":
-                    fulls.append(await full_path(env, browser))
+                    fulls.append(await full_path(fresh, fresh_browser))
+                elif which == "reused":
+                    sample = await full_path(reusing, reusing_browser)
+                    if not sample.observation.reused:
+                        raise RuntimeError(f"the unchanged page at {url} was captured again")
+                    reused.append(sample)
                 else:
                     raw_ms, raw_result = await raw_path(driver)
                     raws.append(raw_ms)
     finally:
         await asyncio.to_thread(_close_selenium_tab, driver, home)
         await session.browser.close_tab(tab.tab_id)
-    return summarize(target, url, dom_elements, fulls, raws, raw_result)
+        await session.browser.close_tab(second.tab_id)
+    return summarize(target, url, dom_elements, fulls, reused, raws, raw_result)
 
 
-def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample], raws: list[float],
-              raw_result: dict[str, Any]) -> PageResult:
+def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample], reused: list[FullSample],
+              raws: list[float], raw_result: dict[str, Any]) -> PageResult:
     last = fulls[-1]
     text = last.view.text
     full_ms = Stats.of([s.full_ms for s in fulls])
+    reused_ms = Stats.of([s.full_ms for s in reused])
     raw_ms = Stats.of(raws)
+    webarena = webarena_text.serialize(raw_result.get("nodes", []))
+    theirs, ours = webarena_text.interactive(webarena), webarena_text.interactive(text)
+    missing = theirs - ours
     return PageResult(
         target_elements=target,
         url=url,
@@ -207,6 +237,8 @@ def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample],
         process_ms=Stats.of([s.process_ms for s in fulls]),
         raw_ms=raw_ms,
         ratio_full_to_raw=full_ms.median / raw_ms.median,
+        reused_ms=reused_ms,
+        ratio_reused_to_raw=reused_ms.median / raw_ms.median,
         raw_ax_nodes=len(raw_result.get("nodes", [])),
         raw_ax_json_bytes=len(json.dumps(raw_result, separators=(",", ":"), ensure_ascii=False).encode()),
         observed_ax_nodes=last.view.raw_node_count,
@@ -215,6 +247,10 @@ def summarize(target: int, url: str, dom_elements: int, fulls: list[FullSample],
         text_chars=len(text),
         text_tokens=len(text) // CHARS_PER_TOKEN,
         tokenizer=TOKENIZER_LABEL,
+        webarena_text_tokens=len(webarena) // CHARS_PER_TOKEN,
+        ratio_tokens_to_webarena=len(text) / max(len(webarena), 1),
+        webarena_interactive=sum(theirs.values()),
+        missing_interactive=[f"{role} '{name}' x{n}" for (role, name), n in sorted(missing.items())],
     )
 
 
@@ -260,6 +296,8 @@ def format_report(report: BenchReport) -> str:
         ("  backend process()", [_timing(p.process_ms) for p in report.pages]),
         ("Raw getFullAXTree via Selenium ms", [_timing(p.raw_ms) for p in report.pages]),
         ("Ratio full / raw (medians)", [f"{p.ratio_full_to_raw:.2f}x" for p in report.pages]),
+        ("Full path, page unchanged (reused) ms", [_timing(p.reused_ms) for p in report.pages]),
+        ("Ratio unchanged / raw (medians)", [f"{p.ratio_reused_to_raw:.3f}x" for p in report.pages]),
         ("Raw AX nodes (Selenium)", [f"{p.raw_ax_nodes:,}" for p in report.pages]),
         ("AX nodes received by the backend", [f"{p.observed_ax_nodes:,}" for p in report.pages]),
         ("Raw AX JSON bytes (= wire frame)", [f"{p.raw_ax_json_bytes:,}" for p in report.pages]),
@@ -268,6 +306,10 @@ def format_report(report: BenchReport) -> str:
         ("Text characters", [f"{p.text_chars:,}" for p in report.pages]),
         ("Text tokens (approx., chars/4)", [f"{p.text_tokens:,}" for p in report.pages]),
         ("Approx. tokens per raw AX node", [f"{p.text_tokens / max(p.raw_ax_nodes, 1):.2f}" for p in report.pages]),
+        ("WebArena's text, tokens (approx.)", [f"{p.webarena_text_tokens:,}" for p in report.pages]),
+        ("Ratio our tokens / WebArena's", [f"{p.ratio_tokens_to_webarena:.2f}x" for p in report.pages]),
+        ("Interactive elements in WebArena's", [f"{p.webarena_interactive:,}" for p in report.pages]),
+        ("  of those not in our text", [f"{len(p.missing_interactive):,}" for p in report.pages]),
     ]
     headers = [f"~{p.target_elements:,} elements" for p in report.pages]
     label_width = max(len(label) for label, _ in rows)
@@ -281,6 +323,10 @@ def format_report(report: BenchReport) -> str:
     for label, values in rows:
         cells = "  ".join(v.rjust(w) for v, w in zip(values, widths, strict=True))
         lines.append(label.ljust(label_width) + "  " + cells)
+    for page in report.pages:
+        if page.missing_interactive:
+            lines.append(f"~{page.target_elements:,} elements, interactive in WebArena's text, not in ours: "
+                         + "; ".join(page.missing_interactive[:20]))
     return "\n".join(lines) + "\n"
 
 
