@@ -135,7 +135,10 @@ class Browser:
                 observation = await self._request(Observe(tab_id=tab_id), Observation,
                                                   self.config.observe_timeout_seconds, retry=True)
             else:
+                log.debug("tab %d unchanged since capture %s: reused", tab_id, reuse)
                 observation = observation.model_copy(update={"frames": kept.frames})
+        else:
+            log.debug("tab %d captured afresh (%s)", tab_id, "nothing kept" if kept is None else "the page changed")
         if observation.capture_id and self.config.reuse_captures:
             self._captures[tab_id] = observation
             while len(self._captures) > self.config.kept_captures:
