@@ -141,6 +141,18 @@ async function readHistory(tabId) {
   }
 }
 
+// The tab's frames: its own target's, and with `includeFrames` every out-of-process iframe's too.
+async function captureFrames(tabId, includeFrames) {
+  const captures = [captureTarget(tabId, undefined, null, undefined)];
+  if (includeFrames) {
+    for (const [key, entry] of childSessions(tabId)) {
+      captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
+    }
+  }
+  const frames = dedupeFrames((await Promise.all(captures)).flat());
+  return includeFrames ? frames : frames.filter((f) => !f.parent_frame_id);
+}
+
 // `reuse`: the id of the capture the backend holds for this tab; if the tab shows exactly what it captured, the frames
 // are not captured again nor sent ("reused": the backend puts its copy back).
 export async function observe(tabId, includeFrames, reuse) {
@@ -160,17 +172,7 @@ export async function observe(tabId, includeFrames, reuse) {
         reused = true;
         return { frames: [], id: reuse };
       }
-      return captureWatched(tabId, includeFrames, async () => {
-        const captures = [captureTarget(tabId, undefined, null, undefined)];
-        if (includeFrames) {
-          for (const [key, entry] of childSessions(tabId)) {
-            captures.push(captureTarget(tabId, entry.sessionId, key, entry.parentSessionId).catch(() => []));
-          }
-        }
-        let captured = dedupeFrames((await Promise.all(captures)).flat());
-        if (!includeFrames) captured = captured.filter((f) => !f.parent_frame_id);
-        return captured;
-      });
+      return captureWatched(tabId, includeFrames, () => captureFrames(tabId, includeFrames));
     };
     let captured;
     [captured, page] = await Promise.all([capture(), readPage(tabId)]);
