@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from branchwise.actions import Goto
+from branchwise.actions import GoBack, Goto
 from branchwise.agent.env import BrowserEnv
 from branchwise.protocol import Observation
 
@@ -92,4 +92,15 @@ def test_the_same_page_loaded_again_is_captured_afresh(stack: Stack, pages_port:
         assert stack.call(env.execute(Goto(url))).ok
         observation = stack.call(stack.session.browser.observe(env.tab_id))
         assert not observation.reused, "the capture of the previous document was reused"
+    stack.call(stack.session.browser.close_tab(env.tab_id))
+
+
+def test_a_page_back_from_the_back_forward_cache_is_captured_afresh(stack: Stack, pages_port: int) -> None:
+    """Going back restores the earlier document as it was, watcher and all; the capture kept is the second page's."""
+    _, env = open_page(stack, pages_port, "&noframe")
+    assert stack.call(env.execute(Goto(f"http://127.0.0.1:{pages_port}/second.html?bfcache"))).ok
+    assert "Second page" in observe(stack, env)[1]
+    assert stack.call(env.execute(GoBack())).ok
+    observation, text = observe(stack, env)
+    assert not observation.reused and "Observing again" in text and "Second page" not in text, text
     stack.call(stack.session.browser.close_tab(env.tab_id))

@@ -6,7 +6,7 @@
 // the document (the same page loaded again is a change: its node ids are new). A capture is reused only when it was
 // stable while it was taken, the frames are the same and every frame's stamp is unchanged; anything unreadable counts
 // as a change. Not seen: changes inside closed shadow roots that touch nothing outside.
-import { childSessions, send, sessionFor } from "./cdp.js";
+import { childSessions, send } from "./cdp.js";
 
 const WORLD = "branchwise-unchanged";
 const STAMP = `(() => {
@@ -61,7 +61,8 @@ function contextsOf(tabId) {
 }
 
 async function stampOf(tabId, frame) {
-  const sessionId = frame.target ? sessionFor(tabId, frame.target) : undefined;
+  // An out-of-process frame's target may be gone (the page navigated): that frame cannot be read, a change.
+  const sessionId = frame.target ? childSessions(tabId).get(frame.target)?.sessionId : undefined;
   if (frame.target && !sessionId) return null;
   const known = contextsOf(tabId);
   const key = frameKey(frame.target, frame.frame_id);
@@ -86,22 +87,25 @@ async function stampOf(tabId, frame) {
 
 const frameKey = (target, frameId) => `${target || ""}|${frameId}`;
 
-async function frameIdsOf(tabId, sessionId) {
+// The frames of one target, each with the loader of the document it shows.
+async function framesOf(tabId, sessionId) {
   const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
-  const ids = [];
+  const frames = [];
   const walk = (node) => {
-    ids.push(node.frame.id);
+    frames.push(node.frame);
     for (const child of node.childFrames || []) walk(child);
   };
   walk(frameTree);
-  return ids;
+  return frames;
 }
 
-// What the tab is made of: its main target's frames and its out-of-process targets, as one comparable string.
+// What the tab is made of: its main target's frames with the loader of the document each shows, and its
+// out-of-process targets, as one comparable string.
 async function layoutOf(tabId, includeFrames) {
   try {
     const children = includeFrames ? [...childSessions(tabId).keys()].sort() : [];
-    return `${(await frameIdsOf(tabId)).sort().join(",")};${children.join(",")}`;
+    const frames = (await framesOf(tabId)).map((frame) => `${frame.id}:${frame.loaderId}`);
+    return `${frames.sort().join(",")};${children.join(",")}`;
   } catch {
     return null;
   }
@@ -113,7 +117,7 @@ async function stampAll(tabId, includeFrames) {
   if (includeFrames) for (const [key, entry] of childSessions(tabId)) targets.push([key, entry.sessionId]);
   const stamps = new Map();
   await Promise.all(targets.map(async ([target, sessionId]) => {
-    const ids = await frameIdsOf(tabId, sessionId).catch(() => []);
+    const ids = (await framesOf(tabId, sessionId).catch(() => [])).map((frame) => frame.id);
     await Promise.all(ids.map(async (frameId) => {
       const stamp = await stampOf(tabId, { frame_id: frameId, target });
       if (stamp !== null) stamps.set(frameKey(target, frameId), stamp);
