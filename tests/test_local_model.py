@@ -1,0 +1,61 @@
+"""Joining the local model from its registry packages (local_model.py), on small fake part packages."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from pathlib import Path
+
+import pytest
+
+from branchwise.local_model import QWEN_CODER_1_5B, ModelCorrupt, ModelMissing, ShippedModel, assemble
+
+CHUNKS = (b"GGUF first chunk ", b"second ", b"last")
+
+
+def install_parts(root: Path, prefix: str, chunks: tuple[bytes, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packages laid out as the real ones: `<prefix>N/__init__.py` and `<prefix>N/data/partNN.bin`."""
+    for number, chunk in enumerate(chunks, 1):
+        package = root / f"{prefix}{number}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{number:02d}.bin").write_bytes(chunk)
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+
+
+def model(prefix: str, chunks: tuple[bytes, ...] = CHUNKS, whole: bytes = b"".join(CHUNKS)) -> ShippedModel:
+    return ShippedModel(name="test model", file_name="test.gguf",
+                        parts=tuple(f"{prefix}{n}" for n in range(1, len(chunks) + 1)),
+                        sha256=hashlib.sha256(whole).hexdigest(), size=len(whole))
+
+
+def test_the_chunks_are_joined_in_order_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_parts(tmp_path / "site", "bw_test_join_part", CHUNKS, monkeypatch)
+    seen: list[tuple[int, int]] = []
+    path = assemble(model("bw_test_join_part"), tmp_path / "models", lambda done, total: seen.append((done, total)))
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert seen[-1] == (len(path.read_bytes()), len(path.read_bytes()))
+    written = path.stat().st_mtime_ns
+    assert assemble(model("bw_test_join_part"), tmp_path / "models") == path
+    assert path.stat().st_mtime_ns == written, "an assembled model is not written again"
+
+
+def test_missing_packages_say_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_parts(tmp_path / "site", "bw_test_missing_part", CHUNKS[:2], monkeypatch)
+    with pytest.raises(ModelMissing, match=r"1 of its 3 packages missing, e\.g\. bw_test_missing_part3.*make model"):
+        assemble(model("bw_test_missing_part"), tmp_path / "models")
+    assert not (tmp_path / "models").exists()
+
+
+def test_a_wrong_chunk_leaves_no_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tampered = (CHUNKS[0], b"SECOND ", CHUNKS[2])
+    install_parts(tmp_path / "site", "bw_test_bad_part", tampered, monkeypatch)
+    with pytest.raises(ModelCorrupt, match="sha256"):
+        assemble(model("bw_test_bad_part"), tmp_path / "models")
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_the_shipped_model_is_pinned() -> None:
+    assert len(QWEN_CODER_1_5B.parts) == 22 and QWEN_CODER_1_5B.sha256.startswith("cc324af0")
+    assert QWEN_CODER_1_5B.sha256.endswith("bb046") and QWEN_CODER_1_5B.size == 1_117_320_768
