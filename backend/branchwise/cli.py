@@ -8,6 +8,7 @@ import contextlib
 import logging
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,14 @@ from .core.approval import Approver, DenyApprover, TerminalApprover
 from .core.status import BacktrackMode
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import ExtensionError, ExtensionHub, LinkTimeout
+from .local_model import (
+    QWEN_CODER_1_5B,
+    LocalModelServer,
+    LocalServerConfig,
+    ModelCorrupt,
+    ModelMissing,
+    assemble,
+)
 from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
 from .protocol import StartRun, new_id
 from .runs import RunManager
@@ -445,6 +454,30 @@ def cmd_eval_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_model_serve(args: argparse.Namespace) -> int:
+    """Join the shipped local model (once) and serve it until Ctrl-C, saying how to point Branchwise at it."""
+    model = QWEN_CODER_1_5B
+    folder = args.settings.data_dir / "models"
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        percent = done * 100 // total
+        if percent // 10 != shown[0] // 10:
+            shown[0] = percent
+            say(f"  joining {model.name}: {percent} %")
+
+    path = assemble(model, folder, progress)
+    with LocalModelServer(path, LocalServerConfig(context_tokens=args.context_tokens)) as server:
+        say(f"Serving {model.name} ({path}) at {server.base_url}, {args.context_tokens} tokens of context.")
+        say(f"In another shell: OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY={server.api_key} "
+            "BRANCHWISE_MODEL=local branchwise run ...   (Ctrl-C here stops the model)")
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            say("Stopped.")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="branchwise", description="A browser agent that works in your own Chrome.")
     parser.add_argument("--version", action="version", version=f"branchwise {__version__}")
@@ -531,6 +564,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, default=None, help="where the report goes (default: the first folder)")
     report.set_defaults(handler=cmd_eval_report)
 
+    model_serve = sub.add_parser("model-serve", help="`branchwise model serve`: serve the local model shipped in "
+                                 "registry packages (make model) as an OpenAI-compatible endpoint on 127.0.0.1")
+    model_serve.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
+    model_serve.add_argument("--context-tokens", type=int, default=8192, help="the model's context (default 8192)")
+    model_serve.set_defaults(handler=cmd_model_serve)
+
     schema = sub.add_parser("schema", help="write the protocol's JSON Schema and examples")
     schema.add_argument("--write", type=Path, required=True)
     schema.set_defaults(handler=cmd_schema)
@@ -543,6 +582,8 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:2] == ["eval", "report"]:
         words = ["eval-report", *words[2:]]
+    if words[:2] == ["model", "serve"]:
+        words = ["model-serve", *words[2:]]
     args = build_parser().parse_args(words)
     args.settings = Settings.load(environ, data_dir=getattr(args, "data_dir", None))
     return args
@@ -565,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("Interrupted.")
         return EXIT_RUN_FAILED
-    except (UsageError, ModelNotConfigured, PortInUse, BrowserLaunchError, LinkTimeout) as exc:
+    except (UsageError, ModelNotConfigured, PortInUse, BrowserLaunchError, LinkTimeout, ModelMissing,
+            ModelCorrupt) as exc:
         sys.stderr.write(f"branchwise: {exc}\n")
         if isinstance(exc, PortInUse):
             sys.stderr.write("Is `branchwise serve` already running? Stop it or choose another --port.\n")

@@ -10,6 +10,8 @@ import hashlib
 import importlib.util
 import logging
 import os
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,3 +102,51 @@ QWEN_CODER_1_5B = ShippedModel(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size=1_117_320_768,
 )
+
+
+@dataclass(frozen=True)
+class LocalServerConfig:
+    context_tokens: int = 8192
+    # Requests decoded at once; on a 2-core CPU one at a time is fastest for each.
+    parallel: int = 1
+    # llama.cpp's own log on stderr: 0 keeps it to errors.
+    verbosity: int = 0
+
+
+class LocalModelServer:
+    """llama.cpp's server (xllamacpp) on the model, on 127.0.0.1 at a free port, behind a fresh random API key and
+    with no cross-origin access, so neither a web page nor another local process can use it unasked. `with
+    LocalModelServer(path) as server:` gives `server.base_url` (OpenAI-compatible, ends in /v1) and `server.api_key`."""
+
+    def __init__(self, model_path: Path, config: LocalServerConfig | None = None) -> None:
+        self.model_path = model_path
+        self.config = config or LocalServerConfig()
+        self.api_key = secrets.token_urlsafe(24)
+        self.base_url = ""
+        self._server: object | None = None
+
+    def __enter__(self) -> LocalModelServer:
+        try:
+            import xllamacpp
+        except ImportError as exc:
+            raise ModelMissing(f"the local model's server (xllamacpp) is not installed; install it with: "
+                               f"{QWEN_CODER_1_5B.install_hint}") from exc
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.n_ctx = self.config.context_tokens
+        params.n_parallel = self.config.parallel
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0
+        params.api_keys = [self.api_key]
+        params.cors_origins = ""
+        params.verbosity = self.config.verbosity
+        started = time.monotonic()
+        self._server = server = xllamacpp.Server(params)
+        self.base_url = server.listening_address + "/v1"
+        log.info("local model %s served at %s (loaded in %.1f s)", self.model_path.name, self.base_url,
+                 time.monotonic() - started)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # xllamacpp stops the server when its object goes.
+        self._server = None
