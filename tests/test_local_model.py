@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from branchwise import cli
+from branchwise import cli, models
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.local_model import (
     QWEN_CODER_1_5B,
@@ -105,3 +105,21 @@ def test_the_real_model_answers_only_with_its_key(tmp_path: Path) -> None:
             return reply.texts[0]
 
         assert "ready" in asyncio.run(ask()).lower()
+
+
+def test_local_model_flag_on_run_and_its_conflicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --local-model` serves the shipped model before anything is launched: where it is not installed, the run
+    stops there with the install command; and it is one model, not to be combined with another."""
+    monkeypatch.setattr(models, "QWEN_CODER_1_5B", model("bw_test_run_part"))
+    run = ["run", "Find a lamp", "--start-url", "http://127.0.0.1:9/", "--data-dir", str(tmp_path)]
+    assert cli.main([*run, "--local-model"]) == cli.EXIT_USAGE
+    assert "is not installed" in capsys.readouterr().err
+    script = tmp_path / "script.json"
+    script.write_text('{"rules": []}')
+    assert cli.main([*run, "--local-model", "--script", str(script)]) == cli.EXIT_USAGE
+    assert "--local-model and --script are two different models" in capsys.readouterr().err
+    tasks = str(Path(__file__).parents[1] / "tasks" / "dev")
+    evaluate = ["eval", tasks, "--out", str(tmp_path / "out"), "--model", "simulated:0.3", "--local-model"]
+    assert cli.main(evaluate) == cli.EXIT_USAGE
+    assert "--model simulated:E and --local-model are two different models" in capsys.readouterr().err

