@@ -97,6 +97,19 @@ export function currentDialog(tabId) {
 }
 
 // Out-of-process iframe sessions of a tab, keyed by the iframe's frame id (the `target` of an ElementRef). Read only.
+// The frames one target renders (the tab itself, or an out-of-process iframe), its root first, each with the loader
+// of the document it shows.
+export async function framesOf(tabId, sessionId = undefined) {
+  const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
+  const frames = [];
+  const walk = (node) => {
+    frames.push(node.frame);
+    for (const child of node.childFrames || []) walk(child);
+  };
+  walk(frameTree);
+  return frames;
+}
+
 export function childSessions(tabId) {
   return tabState(tabId).debugger.sessions;
 }

@@ -1,6 +1,6 @@
 // Observe a handed-over tab: the accessibility tree of every frame (same- and cross-origin), plus URL, title, scroll,
 // viewport and any open JavaScript dialog. Raw CDP nodes go to the backend untouched; it does all the processing.
-import { childSessions, currentDialog, ensureAttached, send } from "./cdp.js";
+import { childSessions, currentDialog, ensureAttached, framesOf, send } from "./cdp.js";
 import { listHanded } from "./tabs.js";
 import { captureWatched, reusable } from "./unchanged.js";
 
@@ -64,14 +64,8 @@ async function axTree(tabId, frameId, sessionId) {
 
 // Every frame rendered by one CDP target (the tab itself, or one out-of-process iframe).
 async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
-  const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
-  const all = [];
-  const walk = (node) => {
-    all.push(node.frame);
-    for (const child of node.childFrames || []) walk(child);
-  };
-  walk(frameTree);
-  const rootId = frameTree.frame.id;
+  const all = await framesOf(tabId, sessionId);
+  const rootId = all[0].id;
   const sensitive = sensitiveNodes(tabId, sessionId);
   const clickable = clickableNodes(tabId, sessionId);
   const captured = await Promise.all(

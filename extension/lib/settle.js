@@ -2,7 +2,8 @@
 // action began still in flight, and no change to its DOM for a quiet window, at most a cap. A fixed delay saw a 300 ms
 // debounced autocomplete before it had even asked for its suggestions; a busy page (a ticking clock, a stream) stops
 // the wait at the cap, never hangs it.
-import { currentDialog, send } from "./cdp.js";
+import { currentDialog, framesOf } from "./cdp.js";
+import { World } from "./worlds.js";
 
 const POLL_MS = 50;
 // Requests that never "finish" in the sense of a page settling: open sockets, beacons, media streams.
@@ -34,6 +35,7 @@ export function trackRequests() {
   chrome.tabs.onRemoved.addListener((tabId) => {
     inflight.delete(tabId);
     lastRequestActivity.delete(tabId);
+    world.forget(tabId);
   });
 }
 
@@ -57,29 +59,12 @@ const LAST_MUTATION = `(() => {
   return globalThis.branchwiseQuiet.last;
 })()`;
 
-const worlds = new Map(); // tabId -> execution context id of our world in the tab's current document
+const world = new World("branchwise-settle");
 
 async function lastMutation(tabId) {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    let contextId = worlds.get(tabId);
-    try {
-      if (contextId === undefined) {
-        const { frameTree } = await send(tabId, "Page.getFrameTree");
-        ({ executionContextId: contextId } = await send(tabId, "Page.createIsolatedWorld", {
-          frameId: frameTree.frame.id, worldName: "branchwise-settle",
-        }));
-        worlds.set(tabId, contextId);
-      }
-      const { result, exceptionDetails } = await send(tabId, "Runtime.evaluate", {
-        expression: LAST_MUTATION, contextId, returnByValue: true,
-      });
-      if (!exceptionDetails && typeof result.value === "number") return result.value;
-    } catch {
-      // The document went away (a navigation): a new world for the new document.
-    }
-    worlds.delete(tabId);
-  }
-  return Date.now(); // unreadable now (mid-navigation): counts as a change
+  const root = async () => (await framesOf(tabId))[0].id;
+  const last = await world.evaluate(tabId, root, LAST_MUTATION, { key: "main" });
+  return typeof last === "number" ? last : Date.now(); // unreadable now (mid-navigation): counts as a change
 }
 
 // Waits until the tab is quiet (see the top of the file); `since` is when the action began. Returns how long it

@@ -6,9 +6,9 @@
 // the document (the same page loaded again is a change: its node ids are new). A capture is reused only when it was
 // stable while it was taken, the frames are the same and every frame's stamp is unchanged; anything unreadable counts
 // as a change. Not seen: changes inside closed shadow roots that touch nothing outside.
-import { childSessions, send } from "./cdp.js";
+import { childSessions, framesOf } from "./cdp.js";
+import { World } from "./worlds.js";
 
-const WORLD = "branchwise-unchanged";
 const STAMP = `(() => {
   if (!globalThis.branchwiseWatch) {
     // A new document gets a new watcher, and a new id: the same page loaded again is a change.
@@ -51,53 +51,19 @@ const STAMP = `(() => {
     document.activeElement ? document.activeElement.tagName : ""].join(",");
 })()`;
 
-const contexts = new Map(); // tabId -> Map(frameKey -> execution context id of our world in that frame's document)
+const world = new World("branchwise-unchanged");
 const captures = new Map(); // tabId -> { id, includeFrames, frames, stamps }
-
-function contextsOf(tabId) {
-  let found = contexts.get(tabId);
-  if (!found) contexts.set(tabId, (found = new Map()));
-  return found;
-}
 
 async function stampOf(tabId, frame) {
   // An out-of-process frame's target may be gone (the page navigated): that frame cannot be read, a change.
   const sessionId = frame.target ? childSessions(tabId).get(frame.target)?.sessionId : undefined;
   if (frame.target && !sessionId) return null;
-  const known = contextsOf(tabId);
-  const key = frameKey(frame.target, frame.frame_id);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    let contextId = known.get(key);
-    try {
-      if (contextId === undefined) {
-        ({ executionContextId: contextId } = await send(tabId, "Page.createIsolatedWorld",
-          { frameId: frame.frame_id, worldName: WORLD }, sessionId));
-        known.set(key, contextId);
-      }
-      const { result, exceptionDetails } = await send(tabId, "Runtime.evaluate",
-        { expression: STAMP, contextId, returnByValue: true }, sessionId);
-      if (!exceptionDetails && typeof result.value === "string") return result.value;
-    } catch {
-      // The frame's document went away (a navigation): a new world for the new document.
-    }
-    known.delete(key);
-  }
-  return null;
+  const stamp = await world.evaluate(tabId, frame.frame_id, STAMP,
+    { sessionId, key: frameKey(frame.target, frame.frame_id) });
+  return typeof stamp === "string" ? stamp : null;
 }
 
 const frameKey = (target, frameId) => `${target || ""}|${frameId}`;
-
-// The frames of one target, each with the loader of the document it shows.
-async function framesOf(tabId, sessionId) {
-  const { frameTree } = await send(tabId, "Page.getFrameTree", {}, sessionId);
-  const frames = [];
-  const walk = (node) => {
-    frames.push(node.frame);
-    for (const child of node.childFrames || []) walk(child);
-  };
-  walk(frameTree);
-  return frames;
-}
 
 // What the tab is made of: its main target's frames with the loader of the document each shows, and its
 // out-of-process targets, as one comparable string.
@@ -164,7 +130,7 @@ export async function captureWatched(tabId, includeFrames, capture) {
 
 export function forgetCaptures(tabId) {
   captures.delete(tabId);
-  contexts.delete(tabId);
+  world.forget(tabId);
 }
 
 chrome.tabs.onRemoved.addListener(forgetCaptures);
