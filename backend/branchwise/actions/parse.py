@@ -22,6 +22,10 @@ _ACTION_WORDS = frozenset(
     "click dblclick hover type fill press keyboard_press scroll select_option goto go_back go_forward new_tab "
     "tab_focus close_tab tab_close stop send_msg_to_user report_infeasible noop".split()
 )
+# A second action after a complete one on the same line: `type [3] [a] [1] hover [31]`. Free text is read to the
+# last ']', so without this cut the rest would be typed.
+_SECOND_ACTION = re.compile(r"\]\s*(?=(?:" + "|".join(sorted(_ACTION_WORDS)) + r")\s*[\[(]|(?:go_back|go_forward|"
+                            r"new_tab|close_tab)\s*$)", re.IGNORECASE)
 _NO_ACTION = (
     "No action found. End your reply with: In summary, the next action I will perform is ```click [12]```. "
     f"Valid actions: {VALID_ACTIONS}"
@@ -53,7 +57,7 @@ def parse_action(text: str) -> Action:
         last = len(lines) if _starts_with_action_word(line) else start + 1
         for end in range(start + 1, last + 1):
             try:
-                action = _parse_line(_clean("\n".join(lines[start:end])))
+                action = _parse_line(first_of_several(_clean("\n".join(lines[start:end]))))
             except ActionParseError as exc:
                 if end == start + 1:
                     first_error = first_error or exc
@@ -114,6 +118,17 @@ def _clean(line: str) -> str:
     line = _LABEL.sub("", line.strip())
     line = line.rstrip(" .;").strip("`").strip()
     return line
+
+
+def first_of_several(line: str) -> str:
+    """The first action of a line that holds several (WebOperator's "first of several actions"): a small model's
+    `type [3] [The Left Hand of Darkness] [1] hover [31] [1]` is `type [3] [The Left Hand of Darkness] [1]`, never
+    typing the rest. A cut is logged; a line with one action comes back as it is."""
+    match = _SECOND_ACTION.search(line)
+    if match is None:
+        return line
+    logger.info("several actions in one answer; taking the first and dropping %r", line[match.start() + 1:].strip())
+    return line[: match.start() + 1]
 
 
 def _starts_with_action_word(line: str) -> bool:

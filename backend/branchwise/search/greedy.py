@@ -56,7 +56,8 @@ class GreedySearch:
             if node.status == "open":
                 node.status = "expanded"
                 await ctx.trace.node(node)
-            messages = build_cot_messages(ctx.task, node.text, node.url, previous, config=config.prompt)
+            messages = build_cot_messages(ctx.task, node.text, node.url, previous,
+                                          config=config.prompt.fitted(ctx.roles.policy.config))
             completion = await ctx.roles.policy.complete(messages, temperature=config.temperature)
             try:
                 parsed = parse_response(completion.text)
@@ -88,7 +89,9 @@ class GreedySearch:
                     await _unjudged(ctx, step.node)
                 if step.node is not None and step.node.status != "dead":
                     invalid_in_a_row = 0
-                    previous = item.action_text
+                    # Said, so that a small model does not try the same thing again (it would, verbatim).
+                    unchanged = step.node.state == node.state
+                    previous = item.action_text + (" (done, but the page did not change)" if unchanged else "")
                 else:
                     invalid_in_a_row += 1
                     error = ctx.steps[-1].error if step.node is not None else step.reason
