@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from branchwise.core.usage import Usage
-from branchwise.llm import ChatMessage, Choice, Completion, LLMConfig
+from branchwise.llm import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, ChatMessage, Choice, Completion, LLMConfig
 
 # A reply is the text of every choice, texts cycled to fill the n choices, a whole Completion, or an error to raise.
 Reply = str | Sequence[str] | Completion | Exception
@@ -63,6 +63,9 @@ class FakeModel:
 
         model = cls(respond, usage=usage)
         return model
+
+    async def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return sum(len(m.content) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
     async def complete(
         self,

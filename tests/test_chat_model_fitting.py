@@ -1,14 +1,15 @@
-"""A prompt the model server rejects (HTTP 400, typically over its context) is shrunk and sent again instead of
-ending the run; other errors stand."""
+"""A prompt over the model's context is cut to fit before it is sent, and one the server still rejects (HTTP 400,
+typically over its context) is shrunk and sent again instead of ending the run; other errors stand."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
-from branchwise.chat_model import MAX_SHRINKS, SHRUNK_MARKER, complete_fitting, shrink_messages
-from branchwise.llm import ChatMessage, LLMError
+from branchwise.chat_model import MAX_SHRINKS, SHRUNK_MARKER, complete_fitting, fit_to_context, shrink_messages
+from branchwise.llm import ChatMessage, LLMConfig, LLMError
 from branchwise.search.roles import RoleModel
 
 from fake_models import Call, FakeModel
@@ -65,3 +66,39 @@ def test_search_roles_shrink_too() -> None:
 def test_nothing_short_is_left_to_shrink() -> None:
     assert shrink_messages([ChatMessage(role="user", content="hi")]) is None
     assert shrink_messages([]) is None
+
+
+def counting(chars_per_token: float) -> tuple[list[int], Callable[[Sequence[ChatMessage]], Awaitable[int]]]:
+    counted: list[int] = []
+
+    async def count(messages: Sequence[ChatMessage]) -> int:
+        counted.append(int(sum(len(m.content) for m in messages) / chars_per_token))
+        return counted[-1]
+    return counted, count
+
+
+def test_a_prompt_is_cut_to_the_counted_limit_before_it_is_sent() -> None:
+    """Sized from the measured characters per token (3 here, denser than the usual 4), one cut is enough."""
+    counted, count = counting(3.0)
+    fitted = asyncio.run(fit_to_context(MESSAGES, 2000, count))
+    assert counted[0] > 2000 >= counted[-1] and len(counted) == 2
+    assert fitted[0] == MESSAGES[0]
+    assert fitted[1].content.startswith("OBSERVATION:\n[0] link 'Product 0'")
+    assert fitted[1].content.endswith("OBJECTIVE: find the tent") and SHRUNK_MARKER in fitted[1].content
+
+
+def test_a_prompt_within_the_limit_is_sent_as_it_is() -> None:
+    counted, count = counting(4.0)
+    assert asyncio.run(fit_to_context(MESSAGES, 100_000, count)) == MESSAGES
+    assert len(counted) == 1
+
+
+def test_roles_fit_the_prompt_to_the_models_context_without_a_refusal() -> None:
+    model = context_limit(20_000)
+    small = FakeModel(model.respond, config=LLMConfig(model="fake", context_tokens=4096))
+    role = RoleModel(small, "policy")
+    assert asyncio.run(role.complete(MESSAGES)).text == "click [1]"
+    [call] = small.calls
+    sent = sum(len(m.content) // 4 + 4 for m in call.messages)
+    assert SHRUNK_MARKER in call.messages[1].content
+    assert sent <= 4096 * 0.95 - small.config.max_tokens

@@ -23,6 +23,8 @@ SCRIPT = Script.model_validate(
         "rules": [
             {"name": "slow", "when_contains": ["SLOW"], "reply": {"text": "late", "delay_s": 0.6}},
             {"name": "nap", "when_contains": ["NAP"], "reply": {"text": "z", "delay_s": 0.2}},
+            {"name": "talker", "when_contains": ["TALK"],
+             "reply": {"text": "one two three four five six seven eight", "stream_s": 1.2}},
             {
                 "name": "lp",
                 "when_contains": ["LOGPROBS"],
@@ -153,12 +155,24 @@ def test_unreachable_endpoint_gives_an_actionable_error() -> None:
     assert "OPENAI_BASE_URL" in message
 
 
-def test_timeout_is_reported() -> None:
+def test_a_silent_server_times_out() -> None:
     with ScriptedModelServer(SCRIPT) as server:
         with pytest.raises(LLMError) as caught:
             complete(config_for(server, timeout_s=0.2, max_retries=0), [ChatMessage(role="user", content="SLOW")])
         assert caught.value.kind == "timeout"
-        assert "did not answer within 0.2s" in str(caught.value)
+        assert "sent nothing for 0.2s" in str(caught.value)
+
+
+def test_a_slow_model_that_keeps_talking_is_not_cut_off() -> None:
+    """The timeout measures silence: an answer streamed over 1.2 s, a piece every 0.15 s, outlasts a 0.5 s timeout."""
+    with ScriptedModelServer(SCRIPT) as server:
+        started = time.monotonic()
+        completion, client = complete(config_for(server, timeout_s=0.5, max_retries=0),
+                                      [ChatMessage(role="user", content="TALK")])
+        assert time.monotonic() - started >= 1.2
+        assert completion.text == "one two three four five six seven eight"
+        assert client.usage.calls == 1 and client.usage.completion_tokens > 0
+        assert server.last_request.stream
 
 
 def test_logprobs_are_requested_and_returned() -> None:

@@ -14,6 +14,7 @@ import pytest
 from pydantic import SecretStr
 
 from branchwise import cli, models
+from branchwise.endpoint import EndpointFacts, fitted_config, probe_endpoint
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.local_model import (
     QWEN_CODER_1_5B,
@@ -97,14 +98,21 @@ def test_the_real_model_answers_only_with_its_key(tmp_path: Path) -> None:
             urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - the test's own local server
                 server.base_url + "/models", headers={"Authorization": "Bearer wrong"}))
 
-        async def ask() -> str:
+        async def ask() -> tuple[EndpointFacts, int, str]:
             config = LLMConfig(base_url=server.base_url, api_key=SecretStr(server.api_key), model="local",
                                temperature=0.0, max_tokens=8)
-            async with LLMClient(config) as client:
+            facts = await probe_endpoint(config)
+            async with LLMClient(fitted_config(config, facts)) as client:
+                tokens = await client.count_tokens([ChatMessage(role="user", content="[1744] link 'HP CB782A#ABA'")])
                 reply = await client.complete([ChatMessage(role="user", content="Reply with the word: ready")])
-            return reply.texts[0]
+            return facts, tokens, reply.texts[0]
 
-        assert "ready" in asyncio.run(ask()).lower()
+        facts, tokens, answer = asyncio.run(ask())
+        assert (facts.server, facts.context_tokens, facts.parallel, facts.prompt_progress) == ("llama.cpp", 1024, 1,
+                                                                                               True)
+        # The server's tokenizer, not the estimate (27 characters: 6 tokens + 4 of template by characters / 4).
+        assert tokens != 6 + 4 and tokens > 4
+        assert "ready" in answer.lower()
 
 
 def test_local_model_flag_on_run_and_its_conflicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from branchwise.llm import LLMConfig
 from branchwise.policy import TRUNCATION_MARKER, ChatMessage, PromptConfig, build_cot_messages
-from branchwise.policy.prompts import format_user_turn, system_prompt, truncate_observation
+from branchwise.policy.prompts import (
+    MIN_OBSERVATION_TOKENS,
+    PROMPT_FRAME_TOKENS,
+    format_user_turn,
+    system_prompt,
+    truncate_observation,
+)
 
 OBSERVATION = "[42] button 'Submit'\n[43] link 'Home'"
 ACTIONS = [
@@ -102,3 +109,15 @@ def test_a_single_huge_line_is_cut_mid_line() -> None:
 def test_user_turn_formatter_matches_the_examples() -> None:
     expected = "OBSERVATION:\nobs\nURL: http://u\nOBJECTIVE: o\nPREVIOUS ACTION: None"
     assert format_user_turn("o", "obs\n", "http://u", None) == expected
+
+
+def test_the_pages_share_follows_the_models_context() -> None:
+    """The page gets what the context leaves after the prompt's frame and the answer, up to the configured cap."""
+    config = PromptConfig()
+    assert config.fitted(LLMConfig(context_tokens=8192)).max_observation_tokens == 3840
+    assert config.fitted(LLMConfig(context_tokens=4096)).max_observation_tokens == 4096 - 384 - PROMPT_FRAME_TOKENS
+    assert config.fitted(LLMConfig(context_tokens=1024)).max_observation_tokens == MIN_OBSERVATION_TOKENS
+    assert PromptConfig(max_observation_tokens=20_000).fitted(
+        LLMConfig(context_tokens=16_384)).max_observation_tokens == 16_384 - 384 - PROMPT_FRAME_TOKENS
+    assert PromptConfig(max_observation_tokens=20_000).fitted(
+        LLMConfig(context_tokens=32_768)).max_observation_tokens == 20_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Protocol
 
@@ -64,23 +64,44 @@ SHRUNK_MARKER = "[... part of this text was cut to fit the model's context ...]"
 MAX_SHRINKS = 3
 
 
-def shrink_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage] | None:
-    """The messages with the longest one cut to about half (its head and its tail kept, whole lines where it can),
-    or None when nothing is left to cut. The page observation is what makes prompts long, and both ends of every
-    prompt matter: the instructions before it, the task and the answer format after it."""
+def shrink_messages(messages: Sequence[ChatMessage], keep: float = 0.5) -> list[ChatMessage] | None:
+    """The messages with the longest one cut to about `keep` of its length (its head and its tail kept, whole lines
+    where it can), or None when nothing is left to cut. The page observation is what makes prompts long, and both
+    ends of every prompt matter: the instructions before it, the task and the answer format after it."""
     if not messages:
         return None
     index = max(range(len(messages)), key=lambda i: len(messages[i].content))
     text = messages[index].content
     if len(text) < 4 * len(SHRUNK_MARKER):
         return None
-    keep = len(text) // 2
-    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3:]
+    kept = int(len(text) * min(max(keep, 0.0), 1.0))
+    head, tail = text[: kept * 2 // 3], text[len(text) - kept // 3:]
     head = head[: head.rfind("\n")] if head.rfind("\n") > len(head) // 2 else head
     tail = tail[tail.find("\n") + 1:] if 0 <= tail.find("\n") < len(tail) // 2 else tail
     shrunk = list(messages)
     shrunk[index] = ChatMessage(role=messages[index].role, content=f"{head}\n{SHRUNK_MARKER}\n{tail}")
     return shrunk
+
+
+async def fit_to_context(messages: Sequence[ChatMessage], limit: int,
+                         count: Callable[[Sequence[ChatMessage]], Awaitable[int]]) -> list[ChatMessage]:
+    """The messages cut, longest first, until `count` finds them at most `limit` tokens long. The cut is sized from
+    the measured characters per token, so one or two counts usually do; what is still too long after MAX_SHRINKS
+    cuts is sent as it is (complete_fitting then shrinks on the server's refusal)."""
+    current = list(messages)
+    for _ in range(MAX_SHRINKS):
+        tokens = await count(current)
+        if tokens <= limit:
+            return current
+        longest = max(len(m.content) for m in current)
+        chars_per_token = sum(len(m.content) for m in current) / max(1, tokens)
+        excess = (tokens - limit) * chars_per_token * 1.1 + len(SHRUNK_MARKER)
+        smaller = shrink_messages(current, keep=max(0.1, 1 - excess / max(1, longest)))
+        if smaller is None:
+            break
+        log.info("a %d-token prompt is over the model's %d; cutting its longest message", tokens, limit)
+        current = smaller
+    return current
 
 
 async def complete_fitting(model: ChatModel, messages: Sequence[ChatMessage], **sampling: Any) -> Completion:

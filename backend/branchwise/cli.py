@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from pydantic import ValidationError
+
 from . import __version__
 from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
@@ -83,6 +85,11 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=Path, default=None,
                         help="answer from a scripted model (JSON script) instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
     parser.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
+    parser.add_argument("--context-tokens", type=int, default=None, metavar="N", help=CONTEXT_HELP)
+
+
+CONTEXT_HELP = ("the model's context in tokens, which prompts are sized to (default: what the server says, as "
+                "llama.cpp and vLLM do, else 8192; also $BRANCHWISE_CONTEXT_TOKENS)")
 
 
 def local_model(args: argparse.Namespace) -> LocalServerConfig | None:
@@ -554,6 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-steps", type=int, default=15)
     demo.add_argument("--json", type=Path, default=None)
     demo.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
+    demo.add_argument("--context-tokens", type=int, default=None, metavar="N", help=CONTEXT_HELP)
     demo.set_defaults(handler=cmd_demo)
 
     evaluate = sub.add_parser("eval", help="run WebArena-format tasks on fresh sandbox sites and score them")
@@ -603,6 +611,11 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
         words = ["model-serve", *words[2:]]
     args = build_parser().parse_args(words)
     args.settings = Settings.load(environ, data_dir=getattr(args, "data_dir", None))
+    if getattr(args, "context_tokens", None) is not None:
+        try:
+            args.settings = Settings.model_validate({**dict(args.settings), "context_tokens": args.context_tokens})
+        except ValidationError as exc:
+            raise SettingsError(f"--context-tokens: {exc.errors()[0]['msg']}") from None
     return args
 
 

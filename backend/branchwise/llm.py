@@ -1,7 +1,9 @@
 """A small async client for any OpenAI-compatible chat-completions endpoint.
 
 It adds what the agent needs on top of `openai.AsyncOpenAI`: sampling n choices even from servers that refuse n > 1,
-logged retries with exponential backoff, a concurrency limit, usage accounting and errors a user can act on.
+logged retries with exponential backoff, a concurrency limit, usage accounting and errors a user can act on. Answers
+are streamed, so the timeout measures silence: a slow CPU model that is still reading a long prompt (llama.cpp reports
+its progress when asked) or still writing is not cut off, a server that has gone quiet is.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .core.usage import Usage
@@ -29,6 +31,10 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o"
 # The openai client insists on a key; local servers (llama.cpp, vLLM) ignore whatever is sent.
 _PLACEHOLDER_KEY = "not-needed"
+# Where a server counts no tokens, they are estimated as characters / 4.
+CHARS_PER_TOKEN = 4
+# The chat template's tokens around each message (role markers, separators), counted on top of its text.
+MESSAGE_OVERHEAD_TOKENS = 4
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # Servers phrase an n > 1 refusal differently (llama.cpp: "Only one completion choice is allowed").
 _N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
@@ -39,8 +45,12 @@ class ChatMessage(BaseModel):
     role: Literal["system", "user", "assistant"]
     content: str
 
-    def to_openai(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+    def to_openai(self) -> ChatCompletionMessageParam:
+        if self.role == "system":
+            return {"role": "system", "content": self.content}
+        if self.role == "user":
+            return {"role": "user", "content": self.content}
+        return {"role": "assistant", "content": self.content}
 
 
 class LLMConfig(BaseModel):
@@ -53,11 +63,18 @@ class LLMConfig(BaseModel):
     temperature: float = Field(default=1.0, ge=0.0, le=2.0)
     top_p: float = Field(default=0.9, gt=0.0, le=1.0)
     max_tokens: int = Field(default=384, ge=1)
+    # The longest the server may send nothing (no progress, no token) before the call counts as timed out.
     timeout_s: float = Field(default=120.0, gt=0.0)
     max_retries: int = Field(default=3, ge=0)
     backoff_initial_s: float = Field(default=0.5, ge=0.0)
     backoff_max_s: float = Field(default=8.0, ge=0.0)
     max_concurrency: int = Field(default=4, ge=1)
+    # The model's context in tokens: prompts are sized to fit it (the server's own figure where it says: endpoint.py).
+    context_tokens: int = Field(default=8192, ge=512)
+    # Ask for llama.cpp's prompt-processing progress while streaming (`return_progress`); other servers may refuse it.
+    prompt_progress: bool = False
+    # The server counts tokens for us at this address (llama.cpp's /tokenize); None: estimated from characters.
+    tokenize_url: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> LLMConfig:
@@ -168,18 +185,53 @@ def _is_retryable(exc: openai.APIError) -> bool:
     )
 
 
-def _convert_choice(choice: Any) -> Choice:
-    logprobs = None
-    if choice.logprobs is not None and choice.logprobs.content is not None:
-        logprobs = [
-            TokenLogprob(
-                token=t.token,
-                logprob=t.logprob,
-                top_logprobs=[TopLogprob(token=a.token, logprob=a.logprob) for a in t.top_logprobs or []],
-            )
-            for t in choice.logprobs.content
-        ]
-    return Choice(text=choice.message.content or "", finish_reason=choice.finish_reason, logprobs=logprobs)
+def _logprobs_of(logprobs: Any) -> list[TokenLogprob]:
+    return [
+        TokenLogprob(token=t.token, logprob=t.logprob,
+                     top_logprobs=[TopLogprob(token=a.token, logprob=a.logprob) for a in t.top_logprobs or []])
+        for t in (logprobs.content if logprobs is not None else None) or []
+    ]
+
+
+@dataclass
+class _StreamedChoice:
+    text: list[str]
+    finish_reason: str | None = None
+    logprobs: list[TokenLogprob] | None = None
+
+
+class _StreamedAnswer:
+    """The chunks of one streamed completion put back together: choices by index, and the usage the server reports
+    in its last chunk (estimated from characters when it reports none)."""
+
+    def __init__(self) -> None:
+        self._choices: dict[int, _StreamedChoice] = {}
+        self._usage: Any = None
+        self._model = ""
+
+    def add(self, chunk: ChatCompletionChunk) -> None:
+        self._model = chunk.model or self._model
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+        for part in chunk.choices:
+            choice = self._choices.setdefault(part.index, _StreamedChoice([]))
+            if part.delta is not None and part.delta.content:
+                choice.text.append(part.delta.content)
+            if part.logprobs is not None:
+                choice.logprobs = (choice.logprobs or []) + _logprobs_of(part.logprobs)
+            if part.finish_reason is not None:
+                choice.finish_reason = part.finish_reason
+
+    def completion(self, model: str, prompt_chars: int) -> Completion:
+        choices = [Choice(text="".join(c.text), finish_reason=c.finish_reason, logprobs=c.logprobs)
+                   for _, c in sorted(self._choices.items())]
+        if self._usage is not None:
+            usage = Usage(calls=1, prompt_tokens=self._usage.prompt_tokens or 0,
+                          completion_tokens=self._usage.completion_tokens or 0)
+        else:
+            usage = Usage(calls=1, prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
+                          completion_tokens=sum(len(c.text) for c in choices) // CHARS_PER_TOKEN)
+        return Completion(model=self._model or model, choices=choices, usage=usage)
 
 
 def _merge(parts: Sequence[Completion], model: str) -> Completion:
@@ -205,6 +257,7 @@ class LLMClient:
         self._usage = Usage()
         # None until the server shows whether it honours n > 1.
         self._n_supported: bool | None = None
+        self._tokenizer_works = True
 
     @property
     def config(self) -> LLMConfig:
@@ -271,6 +324,25 @@ class LLMClient:
         extra = await self._fan_out(payload, sampling, missing)
         return _merge([completion, extra], completion.model)
 
+    async def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        """The prompt's length in tokens: counted by the server where it offers it (`tokenize_url`), else estimated
+        from characters. A server that fails to count is not asked again."""
+        text = "\n".join(m.content for m in messages)
+        overhead = MESSAGE_OVERHEAD_TOKENS * len(messages)
+        url = self._config.tokenize_url
+        if url and self._tokenizer_works:
+            try:
+                answer = await self._openai.post(url, body={"content": text}, cast_to=object)
+            except openai.APIError as exc:
+                answer = exc
+            tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
+            if isinstance(tokens, list):
+                return len(tokens) + overhead
+            logger.warning("the model server did not count tokens at %s (%s); estimating them from characters",
+                           url, answer if isinstance(answer, Exception) else "no token list")
+            self._tokenizer_works = False
+        return len(text) // CHARS_PER_TOKEN + overhead
+
     def _is_n_refusal(self, exc: LLMError) -> bool:
         if exc.status != 400:
             return False
@@ -282,7 +354,7 @@ class LLMClient:
         )
         self._n_supported = False
 
-    async def _fan_out(self, payload: list[dict[str, str]], sampling: _Sampling, count: int) -> Completion:
+    async def _fan_out(self, payload: list[ChatCompletionMessageParam], sampling: _Sampling, count: int) -> Completion:
         single = replace(sampling, n=1)
         if count == 1:
             return await self._call(payload, single)
@@ -298,13 +370,13 @@ class LLMClient:
         parts = [t.result() for t in tasks]
         return _merge(parts, parts[0].model)
 
-    async def _call(self, payload: list[dict[str, str]], sampling: _Sampling) -> Completion:
+    async def _call(self, payload: list[ChatCompletionMessageParam], sampling: _Sampling) -> Completion:
         """One logical request: retried on transient failures, accounted in usage when it succeeds."""
         attempt = 0
         while True:
             try:
                 async with self._semaphore:
-                    response = await self._request(payload, sampling)
+                    completion = await self._request(payload, sampling)
             except openai.APIError as exc:
                 if not _is_retryable(exc) or attempt >= self._config.max_retries:
                     raise self._to_llm_error(exc, attempt + 1) from exc
@@ -321,40 +393,30 @@ class LLMClient:
                 self._usage = self._usage + Usage(retries=1)
                 await asyncio.sleep(delay)
                 continue
-            completion = self._convert(response)
             self._usage = self._usage + completion.usage
             return completion
 
-    async def _request(self, payload: list[dict[str, str]], sampling: _Sampling) -> ChatCompletion:
-        extra: dict[str, Any] = {}
-        if sampling.n > 1:
-            extra["n"] = sampling.n
-        if sampling.logprobs:
-            extra["logprobs"] = True
-            if sampling.top_logprobs is not None:
-                extra["top_logprobs"] = sampling.top_logprobs
-        if sampling.stop:
-            extra["stop"] = list(sampling.stop)
-        return await self._openai.chat.completions.create(
+    async def _request(self, payload: list[ChatCompletionMessageParam], sampling: _Sampling) -> Completion:
+        omit = openai.omit
+        stream = await self._openai.chat.completions.create(
             model=self._config.model,
-            messages=payload,  # type: ignore[arg-type]
+            messages=payload,
             temperature=sampling.temperature,
             top_p=sampling.top_p,
             max_tokens=sampling.max_tokens,
-            **extra,
+            n=sampling.n if sampling.n > 1 else omit,
+            logprobs=True if sampling.logprobs else omit,
+            top_logprobs=sampling.top_logprobs if sampling.logprobs and sampling.top_logprobs is not None else omit,
+            stop=list(sampling.stop) if sampling.stop else omit,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body={"return_progress": True} if self._config.prompt_progress else None,
         )
-
-    def _convert(self, response: ChatCompletion) -> Completion:
-        usage = response.usage
-        return Completion(
-            model=response.model or self._config.model,
-            choices=[_convert_choice(c) for c in sorted(response.choices, key=lambda c: c.index)],
-            usage=Usage(
-                calls=1,
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-            ),
-        )
+        answer = _StreamedAnswer()
+        async with stream:
+            async for chunk in stream:
+                answer.add(chunk)
+        return answer.completion(self._config.model, sum(len(str(m.get("content") or "")) for m in payload))
 
     def _backoff(self, attempt: int) -> float:
         # Jitter spreads out the parallel samples of a search step that all hit the same rate limit.
@@ -366,7 +428,7 @@ class LLMClient:
         tried = f" (tried {attempts} times)" if attempts > 1 else ""
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(
-                f"The model at {where} did not answer within {self._config.timeout_s:g}s{tried}. "
+                f"The model at {where} sent nothing for {self._config.timeout_s:g}s{tried}. "
                 "Check that the server is not overloaded, or raise the timeout.",
                 kind="timeout",
             )

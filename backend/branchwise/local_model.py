@@ -109,6 +109,9 @@ class LocalServerConfig:
     context_tokens: int = 8192
     # Requests decoded at once; on a 2-core CPU one at a time is fastest for each.
     parallel: int = 1
+    # Prompt tokens read per step: the server reports progress after each, so a slow CPU's long prompt shows it is
+    # alive every few seconds (and streams it: the client's timeout measures silence). 512 is also the physical batch.
+    batch_tokens: int = 512
     # llama.cpp's own log on stderr: 0 keeps it to errors.
     verbosity: int = 0
 
@@ -135,6 +138,7 @@ class LocalModelServer:
         params.model.path = str(self.model_path)
         params.n_ctx = self.config.context_tokens
         params.n_parallel = self.config.parallel
+        params.n_batch = self.config.batch_tokens
         params.hostnames = ["127.0.0.1"]
         params.port = 0
         params.api_keys = [self.api_key]

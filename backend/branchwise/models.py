@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from pydantic import SecretStr
 
 from .core.status import ROLES, Role
+from .endpoint import describe, fitted_config, probe_endpoint
 from .llm import LLMClient, LLMConfig
 from .local_model import QWEN_CODER_1_5B, LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
@@ -65,7 +66,7 @@ async def open_model(
             )
         chosen = fallback_script
     if chosen is None:
-        config = LLMConfig.from_settings(settings)
+        config = await sized_to_server(LLMConfig.from_settings(settings), settings)
         # A different model for judging states or actions, on the same endpoint.
         judges: dict[Role, str | None] = {"value": settings.value_model, "reward": settings.reward_model}
         async with contextlib.AsyncExitStack() as stack:
@@ -75,7 +76,8 @@ async def open_model(
                 if name and name != config.model:
                     extra[role] = await stack.enter_async_context(LLMClient(config.model_copy(update={"model": name})))
             described = "".join(f", {role} model {c.config.model}" for role, c in extra.items())
-            yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described}", extra)
+            yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described} ({config_note(config)})",
+                             extra)
         return
     async with serve_model(chosen, "scripted", "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
         yield setup
@@ -85,15 +87,30 @@ async def open_model(
 async def serve_local_model(settings: Settings, config: LocalServerConfig) -> AsyncIterator[ModelSetup]:
     """The shipped local model, joined once into the data folder and served on 127.0.0.1 for as long as the run."""
     path = await asyncio.to_thread(assemble, QWEN_CODER_1_5B, settings.data_dir / "models")
+    if settings.context_tokens is not None:
+        config = replace(config, context_tokens=settings.context_tokens)
     server = LocalModelServer(path, config)
     await asyncio.to_thread(server.__enter__)  # loading takes seconds
     try:
-        llm = LLMConfig.from_settings(settings, base_url=server.base_url, api_key=SecretStr(server.api_key),
-                                      model="local")
+        llm = await sized_to_server(LLMConfig.from_settings(settings, base_url=server.base_url,
+                                                            api_key=SecretStr(server.api_key), model="local"), settings)
         async with LLMClient(llm) as client:
-            yield ModelSetup(client, False, f"local {QWEN_CODER_1_5B.name} at {server.base_url}")
+            yield ModelSetup(client, False, f"local {QWEN_CODER_1_5B.name} at {server.base_url} ({config_note(llm)})")
     finally:
         server.__exit__()
+
+
+async def sized_to_server(config: LLMConfig, settings: Settings) -> LLMConfig:
+    """`config` sized to what its server says about itself (context, parallel requests, tokenizer), the user's
+    context setting first."""
+    facts = await probe_endpoint(config)
+    fitted = fitted_config(config, facts, settings.context_tokens)
+    log.info("model server: %s", describe(fitted, facts))
+    return fitted
+
+
+def config_note(config: LLMConfig) -> str:
+    return f"{config.context_tokens} tokens of context, {config.max_concurrency} request(s) at once"
 
 
 @contextlib.asynccontextmanager

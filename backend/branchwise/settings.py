@@ -29,6 +29,7 @@ ENV_VARS: dict[str, str] = {
     "block_sites": "BRANCHWISE_BLOCK_SITES",
     "confirm_timeout_s": "BRANCHWISE_CONFIRM_TIMEOUT",
     "chromium": "BRANCHWISE_CHROMIUM",
+    "context_tokens": "BRANCHWISE_CONTEXT_TOKENS",
 }
 _LISTS = ("allow_sites", "block_sites")
 
@@ -53,6 +54,8 @@ class Settings(BaseModel):
     confirm_timeout_s: float | None = Field(default=None, gt=0)
     # A Chromium binary to launch instead of the one on PATH.
     chromium: str | None = None
+    # The model's context in tokens, when its server does not say or says wrong (--context-tokens); None: ask it.
+    context_tokens: int | None = Field(default=None, ge=512)
     # A display to show a launched browser on (else it runs headless).
     display: bool = False
 

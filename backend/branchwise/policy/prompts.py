@@ -12,21 +12,35 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm import ChatMessage
+from ..llm import ChatMessage, LLMConfig
 
 TRUNCATION_MARKER = "[... observation truncated here: the rest of the page is not shown ...]"
 NO_PREVIOUS_ACTION = "None"
+# What a policy prompt holds besides the page, in tokens: the system message and two worked examples (~1,000), the
+# task, the history, the rephrased task and retrieved examples.
+PROMPT_FRAME_TOKENS = 2000
+# However small the context, the page gets at least this much (the prompt is then cut to fit before it is sent).
+MIN_OBSERVATION_TOKENS = 256
 
 
 class PromptConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     # WebArena's CoT agent cuts at 1920 tokens for a 4k context; today's models take more, as LM tree search does.
+    # The most a page may take; a smaller model context lowers it (`fitted`).
     max_observation_tokens: int = Field(default=3840, ge=1)
     # Token counts are estimated from characters to stay tokenizer-free.
     chars_per_token: int = Field(default=4, ge=1)
     # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.
     homepage_url: str | None = None
+
+    def fitted(self, model: LLMConfig) -> PromptConfig:
+        """These settings with the page's share cut to what the model's context leaves after the prompt's frame and
+        the answer."""
+        room = model.context_tokens - model.max_tokens - PROMPT_FRAME_TOKENS
+        budget = max(MIN_OBSERVATION_TOKENS, min(self.max_observation_tokens, room))
+        return self if budget == self.max_observation_tokens else self.model_copy(
+            update={"max_observation_tokens": budget})
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from .wire import (
     FinishReason,
     ModelCard,
     ModelList,
+    TokenizeRequest,
     WireChoice,
     WireLogprobs,
     WireTokenLogprob,
@@ -131,7 +132,8 @@ def _record(
 
 
 async def _sse(request: ChatRequest, answers: list[_Answer], model: str, completion_id: str) -> AsyncIterator[str]:
-    """Streams each choice as a role chunk, word-sized content chunks and a finish chunk. Logprobs are not streamed."""
+    """Streams each choice as a role chunk, word-sized content chunks (the first with the logprobs, if asked for),
+    spread over the reply's `stream_s`, and a finish chunk."""
     created = int(time.time())
 
     def chunk(choices: list[ChunkChoice], usage: WireUsage | None = None) -> str:
@@ -140,8 +142,12 @@ async def _sse(request: ChatRequest, answers: list[_Answer], model: str, complet
 
     for index, answer in enumerate(answers):
         yield chunk([ChunkChoice(index=index, delta=Delta(role="assistant", content=""))])
-        for piece in re.split(r"(?<= )", answer.text):
-            yield chunk([ChunkChoice(index=index, delta=Delta(content=piece))])
+        pieces = re.split(r"(?<= )", answer.text)
+        for number, piece in enumerate(pieces):
+            if answer.reply.stream_s:
+                await asyncio.sleep(answer.reply.stream_s / len(pieces))
+            logprobs = _logprobs(answer.reply, request) if number == 0 else None
+            yield chunk([ChunkChoice(index=index, delta=Delta(content=piece), logprobs=logprobs)])
         yield chunk([ChunkChoice(index=index, delta=Delta(), finish_reason=answer.finish_reason)])
     if request.stream_options and request.stream_options.include_usage:
         yield chunk([], _usage(request, answers))
@@ -156,6 +162,19 @@ def create_app(state: ServerState) -> FastAPI:
     @app.get("/v1/models")
     async def list_models() -> ModelList:
         return ModelList(data=[ModelCard(id=config.model_name)])
+
+    if config.context_tokens is not None:
+        @app.get("/props")
+        async def props() -> dict[str, object]:
+            return {"default_generation_settings": {"n_ctx": config.context_tokens}, "total_slots": config.slots}
+
+        @app.post("/tokenize")
+        async def tokenize(http_request: Request) -> Response:
+            try:
+                body = TokenizeRequest.model_validate_json(await http_request.body())
+            except ValidationError as exc:
+                return error_response(400, f"Malformed tokenize request: {exc}")
+            return JSONResponse({"tokens": list(range(approx_tokens(body.content)))})
 
     @app.post("/v1/chat/completions")
     async def chat_completions(http_request: Request) -> Response:
@@ -180,6 +199,13 @@ def create_app(state: ServerState) -> FastAPI:
         if config.refuse_n and request.choice_count > 1:
             _record(state, request, 400, None, [])
             return error_response(400, "Only one completion choice is allowed (n must be 1)", param="n")
+
+        prompt_tokens = approx_tokens("\n".join(m.text() for m in request.messages))
+        if config.context_tokens is not None and prompt_tokens > config.context_tokens:
+            _record(state, request, 400, None, [])
+            return error_response(400, f"request ({prompt_tokens} tokens) exceeds the available context size "
+                                       f"({config.context_tokens} tokens), try increasing it",
+                                  code="exceed_context_size_error")
 
         prompt = Prompt(tuple(PromptMessage(m.role, m.text()) for m in request.messages))
         choices = 1 if config.ignore_n else request.choice_count

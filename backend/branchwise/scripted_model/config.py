@@ -15,6 +15,11 @@ class ServerConfig(BaseModel):
     refuse_n: bool = False
     # Behave like servers that silently ignore n and always return one choice.
     ignore_n: bool = False
+    # Behave like llama.cpp's server with this context: /props and /tokenize (tokens = characters / 4) answer, and a
+    # prompt longer than the context is refused with HTTP 400 as llama.cpp does. None: an OpenAI-like server.
+    context_tokens: int | None = Field(default=None, ge=1)
+    # llama.cpp's `total_slots` in /props: the requests it decodes at once.
+    slots: int = Field(default=1, ge=1)
     # When set, requests must carry `Authorization: Bearer <api_key>`, else HTTP 401.
     api_key: str | None = None
     # HTTP statuses for the first requests, one each, before normal answers resume.

@@ -34,6 +34,8 @@ class Reply(_Strict):
     text: str
     logprobs: list[TokenLogprob] | None = None
     delay_s: float = Field(default=0.0, ge=0.0)
+    # Streamed, the text's pieces are spread over this long after the delay: a slow model that keeps talking.
+    stream_s: float = Field(default=0.0, ge=0.0)
 
 
 class Rule(_Strict):

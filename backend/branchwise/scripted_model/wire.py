@@ -122,6 +122,7 @@ class ChunkChoice(BaseModel):
     index: int
     delta: Delta
     finish_reason: FinishReason | None = None
+    logprobs: WireLogprobs | None = None
 
 
 class ChatCompletionChunk(BaseModel):
@@ -154,3 +155,9 @@ class ModelCard(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class TokenizeRequest(_Lenient):
+    """llama.cpp's /tokenize body."""
+
+    content: str

@@ -220,7 +220,7 @@ class _Run:
         ctx = self.ctx
         messages = build_cot_messages(ctx.task, node.text, node.url,
                                       history_text(history_of(ctx, node), self.config.history),
-                                      config=self.config.prompt)
+                                      config=self.config.prompt.fitted(ctx.roles.policy.config))
         completion = await ctx.roles.policy.complete(messages, n=self.config.candidates,
                                                      temperature=self.config.temperature)
         samples: list[Candidate] = []

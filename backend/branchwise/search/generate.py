@@ -140,6 +140,7 @@ async def generate_candidates(
     """One validated candidate per variation (at most), generated concurrently. `secrets`: the run's SecretKeeper
     (a fresh one still masks what each answer types, without the run's memory)."""
     keeper = secrets or SecretKeeper()
+    config = config.model_copy(update={"prompt": config.prompt.fitted(model.config)})
     results = await asyncio.gather(*(_generate_one(model, data, v, config, page, url_check, keeper)
                                      for v in config.variations))
     candidates = [r for r in results if isinstance(r, Candidate)]

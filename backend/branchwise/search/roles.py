@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..chat_model import ChatModel, complete_fitting
+from ..chat_model import ChatModel, complete_fitting, fit_to_context
 from ..core.status import Role
 from ..core.usage import Usage
 from ..llm import ChatMessage, Completion, LLMConfig
@@ -17,6 +17,12 @@ class Completer(ChatModel, Protocol):
 
     @property
     def config(self) -> LLMConfig: ...
+
+    async def count_tokens(self, messages: Sequence[ChatMessage]) -> int: ...
+
+
+# Prompts are cut to leave this share of the context unused: the chat template's own tokens are estimated.
+CONTEXT_MARGIN = 0.05
 
 
 @dataclass
@@ -43,6 +49,9 @@ class RoleModel:
         stop: Sequence[str] | None = None,
         top_p: float | None = None,
     ) -> Completion:
+        answer = self.config.max_tokens if max_tokens is None else max_tokens
+        limit = int(self.config.context_tokens * (1 - CONTEXT_MARGIN)) - answer
+        messages = await fit_to_context(messages, limit, self.client.count_tokens)
         completion = await complete_fitting(
             self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
             top_logprobs=top_logprobs, stop=stop, top_p=top_p,
