@@ -19,6 +19,7 @@ from branchwise.actions import Action, Click, GoBack, Goto
 from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.core.approval import Approver, ScriptedApprover
+from branchwise.core.budget import RunBudget
 from branchwise.core.requests import ExpectedRequest
 from branchwise.protocol import ElementFacts, NavigationInfo
 from branchwise.search.backtrack import BacktrackResult
@@ -173,8 +174,8 @@ def checklist_judge(call: Call) -> str:
 
 def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value: Choices | None = None, *,
                 reward: Choices = checklist_judge, approver: Approver | None = None,
-                fail: set[int] | None = None, history: bool = False) -> SiteRun:
-    """One search for TASK on the fake site."""
+                fail: set[int] | None = None, history: bool = False, budget: RunBudget | None = None) -> SiteRun:
+    """One search for TASK on the fake site; `budget`: the run's limits and what it has spent."""
     out = io.StringIO()
     reporter = TerminalReporter(out)
     env = SiteEnv(history=history)
@@ -182,13 +183,14 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
     policy_model = FakeModel(policy)
     value_model = FakeModel(value or (lambda call: verdict("failure")))
     reward_model = FakeModel(reward)
-    roles = ModelRoles(RoleModel(policy_model, "policy"), RoleModel(value_model, "value"),
-                       RoleModel(reward_model, "reward"))
+    budget = budget or RunBudget()
+    roles = ModelRoles(RoleModel(policy_model, "policy", budget=budget), RoleModel(value_model, "value", budget=budget),
+                       RoleModel(reward_model, "reward", budget=budget))
     with RunStore(tmp_path / "runs.sqlite3") as store:
         store.start_run(RunRecord(run_id="r1", task=TASK, strategy=strategy.name))
         state = SearchState()
         trace = SearchTrace("r1", strategy.name, reporter, store, state)
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
-                            approver or ScriptedApprover([]), trace, reporter, [], state)
+                            approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget)
         outcome = asyncio.run(strategy.search(ctx))
         return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue())

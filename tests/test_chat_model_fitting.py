@@ -80,7 +80,8 @@ def counting(chars_per_token: float) -> tuple[list[int], Callable[[Sequence[Chat
 def test_a_prompt_is_cut_to_the_counted_limit_before_it_is_sent() -> None:
     """Sized from the measured characters per token (3 here, denser than the usual 4), one cut is enough."""
     counted, count = counting(3.0)
-    fitted = asyncio.run(fit_to_context(MESSAGES, 2000, count))
+    fitted, tokens = asyncio.run(fit_to_context(MESSAGES, 2000, count))
+    assert tokens == counted[-1]
     assert counted[0] > 2000 >= counted[-1] and len(counted) == 2
     assert fitted[0] == MESSAGES[0]
     assert fitted[1].content.startswith("OBSERVATION:\n[0] link 'Product 0'")
@@ -89,7 +90,7 @@ def test_a_prompt_is_cut_to_the_counted_limit_before_it_is_sent() -> None:
 
 def test_a_prompt_within_the_limit_is_sent_as_it_is() -> None:
     counted, count = counting(4.0)
-    assert asyncio.run(fit_to_context(MESSAGES, 100_000, count)) == MESSAGES
+    assert asyncio.run(fit_to_context(MESSAGES, 100_000, count)) == (MESSAGES, counted[0])
     assert len(counted) == 1
 
 

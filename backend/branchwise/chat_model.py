@@ -84,15 +84,15 @@ def shrink_messages(messages: Sequence[ChatMessage], keep: float = 0.5) -> list[
 
 
 async def fit_to_context(messages: Sequence[ChatMessage], limit: int,
-                         count: Callable[[Sequence[ChatMessage]], Awaitable[int]]) -> list[ChatMessage]:
-    """The messages cut, longest first, until `count` finds them at most `limit` tokens long. The cut is sized from
-    the measured characters per token, so one or two counts usually do; what is still too long after MAX_SHRINKS
-    cuts is sent as it is (complete_fitting then shrinks on the server's refusal)."""
+                         count: Callable[[Sequence[ChatMessage]], Awaitable[int]]) -> tuple[list[ChatMessage], int]:
+    """The messages cut, longest first, until `count` finds them at most `limit` tokens long, and their count. The
+    cut is sized from the measured characters per token, so one or two counts usually do; what is still too long
+    after MAX_SHRINKS cuts is sent as it is (complete_fitting then shrinks on the server's refusal)."""
     current = list(messages)
+    tokens = await count(current)
     for _ in range(MAX_SHRINKS):
-        tokens = await count(current)
         if tokens <= limit:
-            return current
+            break
         longest = max(len(m.content) for m in current)
         chars_per_token = sum(len(m.content) for m in current) / max(1, tokens)
         excess = (tokens - limit) * chars_per_token * 1.1 + len(SHRUNK_MARKER)
@@ -101,7 +101,8 @@ async def fit_to_context(messages: Sequence[ChatMessage], limit: int,
             break
         log.info("a %d-token prompt is over the model's %d; cutting its longest message", tokens, limit)
         current = smaller
-    return current
+        tokens = await count(current)
+    return current, tokens
 
 
 async def complete_fitting(model: ChatModel, messages: Sequence[ChatMessage], **sampling: Any) -> Completion:

@@ -24,6 +24,7 @@ from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
 from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig
 from .core.approval import Approver, DenyApprover, TerminalApprover
+from .core.budget import Limits
 from .core.status import BacktrackMode
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import ExtensionError, ExtensionHub, LinkTimeout
@@ -43,7 +44,8 @@ from .safety.gate import NetworkGate
 from .safety.secrets import mask_task
 from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
-from .search.agent import SearchAgent, SearchConfig
+from .search.agent import SearchAgent
+from .search.profiles import DEFAULT_PROFILE, PROFILES, search_config
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
@@ -142,6 +144,9 @@ class RunOptions:
     confirm_config: ConfirmConfig = field(default_factory=ConfirmConfig)
     # The user's site lists (--allow-site/--block-site and the environment).
     sites: SiteRules = field(default_factory=SiteRules)
+    profile: str = DEFAULT_PROFILE
+    # The user's own limits, over the profile's.
+    limits: Limits = field(default_factory=Limits)
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -156,7 +161,8 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
                 approver: Approver, gate: NetworkGate) -> Agent:
     """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
     and `approver` asked."""
-    search = SearchConfig(strategy=options.strategy, backtrack=options.backtrack, max_steps=options.max_steps)
+    search = search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
+                           max_steps=options.max_steps, limits=options.limits)
     return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
@@ -233,7 +239,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
 def run_options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack,
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
-                      sites=site_rules(args))
+                      sites=site_rules(args), profile=args.profile, limits=run_limits(args))
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
@@ -391,6 +397,30 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
                         help="how search returns to an earlier state: replay in a guarded throw-away tab "
                              "(speculative) or reset and replay in the working tab (naive, for comparison)")
+    parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
+                        help="; ".join(f"{name}: {p.summary}" for name, p in PROFILES.items())
+                             + f" (default {DEFAULT_PROFILE})")
+    parser.add_argument("--max-model-calls", type=positive_int, default=None, metavar="N",
+                        help="model calls a run may make (over the profile's)")
+    parser.add_argument("--max-tokens", type=positive_int, default=None, metavar="N",
+                        help="prompt and answer tokens a run may use (over the profile's)")
+    parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                        help="wall time a run may take (over the profile's)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def run_limits(args: argparse.Namespace) -> Limits:
+    """The limits the flags set; the profile supplies the others."""
+    return Limits(max_model_calls=args.max_model_calls, max_tokens=args.max_tokens, timeout_s=args.timeout)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -444,7 +474,8 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     chromium = chromium_config(args)
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
-                          approve=args.approve == "all", chromium=chromium)
+                          approve=args.approve == "all", chromium=chromium, profile=args.profile,
+                          limits=run_limits(args))
     async with eval_model(args, tasks) as model:
         say(f"Model: {model.description}")
         say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "

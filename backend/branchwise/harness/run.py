@@ -20,12 +20,13 @@ from ..agent.records import RunResult
 from ..agent.reporting import Reporters
 from ..config import ServerConfig
 from ..core.approval import PolicyApprover
+from ..core.budget import Limits
 from ..core.status import BacktrackMode, ResultStatus
 from ..core.usage import Usage
 from ..launcher import ChromiumConfig
 from ..models import ModelSetup
-from ..search.agent import SearchAgent, SearchConfig
-from ..search.roles import ModelRoles, RoleModel
+from ..search.agent import SearchAgent
+from ..search.profiles import DEFAULT_PROFILE, search_config
 from ..session import open_session
 from ..store import RunStore, default_store_path
 from .evaluators import EvalTools, EvaluationError, RunOutcome, evaluate
@@ -48,6 +49,9 @@ class EvalOptions(BaseModel):
     approve: bool = False
     # How each task's Chromium is launched (headless, which binary).
     chromium: ChromiumConfig = ChromiumConfig()
+    profile: str = DEFAULT_PROFILE
+    # The user's own limits, over the profile's.
+    limits: Limits = Limits()
 
 
 class TaskResult(BaseModel):
@@ -123,11 +127,11 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                 tab = await session.browser.open_tab(sites.resolve(task.start_url))
                 env = BrowserEnv(session.browser, tab.tab_id)
                 with RunStore(default_store_path(out)) as store:
-                    # Roles of this task's own: tasks run at once share the clients, and usage is counted per role.
-                    roles = ModelRoles(*(RoleModel(r.client, r.role) for r in model.roles.by_role().values()))
-                    agent = SearchAgent(roles, session.browser,
-                                        SearchConfig(strategy=options.strategy, backtrack=options.backtrack,
-                                                     max_steps=options.max_steps),
+                    # Tasks run at once share the clients; each run counts its own usage per role.
+                    agent = SearchAgent(model.roles, session.browser,
+                                        search_config(options.strategy, profile=options.profile,
+                                                      backtrack=options.backtrack, max_steps=options.max_steps,
+                                                      limits=options.limits),
                                         store=store, approver=approver, gate=session.gate)
                     result = await agent.run(task.intent, env, Reporters())
                     stored = store.load_run(result.run_id)

@@ -122,7 +122,11 @@ class _Run:
             rephrased_block=self.rephrased_block, space=node.space,
             examples_block=examples_block(ctx.examples.top(ctx.task, node.text)) if ctx.examples else "",
         )
-        candidates, failures = await generate_candidates(ctx.roles.policy, data, self.config.generation, node.page,
+        # As the run's budget runs low, fewer generators (all of them until half is spent).
+        generation = self.config.generation
+        generation = generation.model_copy(
+            update={"variations": generation.variations[:ctx.budget.scaled(len(generation.variations))]})
+        candidates, failures = await generate_candidates(ctx.roles.policy, data, generation, node.page,
                                                          ctx.url_check, ctx.secrets)
         for failure in failures:
             await ctx.trace.progress(f"#{node.id}: generator {failure.variation} gave no valid action "
@@ -141,7 +145,8 @@ class _Run:
         for candidate, _ in kept:
             if not isinstance(candidate.action, Stop):
                 continue
-            if candidate.count >= self.config.min_stop_votes:
+            # Fewer generators asked (a budget running low) need fewer votes.
+            if candidate.count >= min(self.config.min_stop_votes, len(generation.variations)):
                 self.terminating_count += 1
             else:
                 # WebOperator defers a stop too few generators agree on; it runs only if nothing better is left.

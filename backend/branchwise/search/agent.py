@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -14,6 +16,7 @@ from ..agent.records import RunResult
 from ..agent.reporting import RunReporter
 from ..browser import Browser
 from ..core.approval import Approver, DenyApprover
+from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
 from ..core.status import BacktrackMode
 from ..core.usage import Usage
@@ -53,6 +56,8 @@ class SearchConfig(BaseModel):
     options: BaseModel | None = None
     # Overrides the strategy's step limit (`--max-steps`); None: the strategy's own default.
     max_steps: int | None = Field(default=None, ge=1)
+    # What one run may spend on its model (--max-model-calls, --max-tokens, --timeout).
+    limits: Limits = Limits()
 
     @field_validator("strategy")
     @classmethod
@@ -94,7 +99,8 @@ class SearchAgent:
     async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None) -> RunResult:
         run_id = run_id or new_id()
         strategy = make_strategy(self.config)
-        before = {role: model.usage for role, model in self.roles.by_role().items()}
+        budget = RunBudget(self.config.limits)
+        roles = self.roles.for_run(budget)
         state = SearchState()
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
         # Card numbers and passwords in the task are masked wherever it is shown or stored; the model gets the task as
@@ -103,24 +109,27 @@ class SearchAgent:
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await reporter.started(run_id, shown_task)
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
-            f", backtracking {self.config.backtrack}" if strategy.backtracks else ""))
+            f", backtracking {self.config.backtrack}" if strategy.backtracks else "") + (
+            f", limits: {self.config.limits.describe()}"))
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
-        ctx = SearchContext(run_id, task, env, self.roles, self._backtracker(env), self.classifier, self.approver,
+        ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
-                            secrets=SecretKeeper(task_secrets(task)))
+                            secrets=SecretKeeper(task_secrets(task)), budget=budget)
         try:
             await trace.writer.start(RunRecord(
                 run_id=run_id, task=shown_task, strategy=strategy.name,
                 backtrack_mode=self.config.backtrack if strategy.backtracks else "",
                 model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
-                outcome = await strategy.search(ctx)
+                outcome = await within_time(strategy.search(ctx), self.config.limits.timeout_s)
         except asyncio.CancelledError:
             outcome = SearchOutcome("failed", reason="stopped by the user")
             result.status = "stopped"
             raise
         except LLMError as exc:
             outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
+        except BudgetExhausted as exc:
+            outcome = ctx.failed(f"stopped: {exc} (used {budget.describe()})")
         except (LostTrack, RecordLost) as exc:
             outcome = SearchOutcome("failed", reason=str(exc))
         except SiteRefused as exc:
@@ -135,8 +144,8 @@ class SearchAgent:
             result.answer, result.reason = outcome.answer, outcome.reason
             total = Usage()
             per_role: list[StoredUsage] = []
-            for role, model in self.roles.by_role().items():
-                delta = model.usage - before[role]
+            for role, model in roles.by_role().items():
+                delta = model.usage
                 if delta == Usage():
                     continue  # a role this strategy does not use (greedy has only a policy)
                 total = total + delta
@@ -148,6 +157,18 @@ class SearchAgent:
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
+
+
+async def within_time(search: Coroutine[Any, Any, SearchOutcome], timeout_s: float | None) -> SearchOutcome:
+    """The search, stopped when the run's time limit is up, even in the middle of an action or a model call (the model
+    calls check the limit too, so most runs stop between steps)."""
+    try:
+        async with asyncio.timeout(timeout_s) as deadline:
+            return await search
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise BudgetExhausted(f"the run's time limit ({Limits(timeout_s=timeout_s).describe()}) is reached") from None
 
 
 class NoBacktracker:

@@ -221,7 +221,8 @@ class _Run:
         messages = build_cot_messages(ctx.task, node.text, node.url,
                                       history_text(history_of(ctx, node), self.config.history),
                                       config=self.config.prompt.fitted(ctx.roles.policy.config))
-        completion = await ctx.roles.policy.complete(messages, n=self.config.candidates,
+        # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
+        completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)
         samples: list[Candidate] = []
         for text in completion.texts:
@@ -232,7 +233,7 @@ class _Run:
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
             if validate_action(action, node.page, node.space) is None:
                 samples.append(Candidate(action, action.to_text(), thought))
-        top = top_by_count(samples, self.config.branching)
+        top = top_by_count(samples, ctx.budget.scaled(self.config.branching))
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
         items: list[FrontierItem] = []
         for (candidate, share), classification in zip(top, classifications, strict=True):

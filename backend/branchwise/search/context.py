@@ -13,6 +13,7 @@ from ..agent.records import StepRecord, approx_tokens
 from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES
 from ..core.approval import Approver, Decision, approval_request
+from ..core.budget import RunBudget
 from ..core.classes import ActionClassifier, Classification
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
@@ -57,6 +58,8 @@ class SearchContext:
     store: RunStore | None = None
     # The actions the user refused to run (ask_approval), in order: they explain a search that ends without an answer.
     denied: list[str] = field(default_factory=list)
+    # What the run may still spend on its model (the roles hold every call to it); search samples less as it runs low.
+    budget: RunBudget = field(default_factory=RunBudget)
 
     def failed(self, reason: str) -> SearchOutcome:
         """The search ends without an answer for `reason`, naming the actions it was not allowed to run."""
@@ -153,6 +156,7 @@ async def record_step(ctx: SearchContext, node: Node, error: str = "", ran: Exec
                         settled=ran.settled if ran is not None else True)
     ctx.steps.append(record)
     await ctx.reporter.step(ctx.run_id, record)
+    await ctx.reporter.progress(ctx.run_id, f"used {ctx.budget.describe()}")
 
 
 async def ask_approval(ctx: SearchContext, at: Node, action: Action, action_text: str,

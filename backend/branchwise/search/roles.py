@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..chat_model import ChatModel, complete_fitting, fit_to_context
+from ..core.budget import RunBudget
 from ..core.status import Role
 from ..core.usage import Usage
 from ..llm import ChatMessage, Completion, LLMConfig
@@ -32,6 +33,8 @@ class RoleModel:
     client: Completer
     role: Role
     usage: Usage = field(default_factory=Usage)
+    # The run's limits, shared by its roles; None: unlimited.
+    budget: RunBudget | None = None
 
     @property
     def config(self) -> LLMConfig:
@@ -51,11 +54,20 @@ class RoleModel:
     ) -> Completion:
         answer = self.config.max_tokens if max_tokens is None else max_tokens
         limit = int(self.config.context_tokens * (1 - CONTEXT_MARGIN)) - answer
-        messages = await fit_to_context(messages, limit, self.client.count_tokens)
-        completion = await complete_fitting(
-            self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
-            top_logprobs=top_logprobs, stop=stop, top_p=top_p,
-        )
+        messages, tokens = await fit_to_context(messages, limit, self.client.count_tokens)
+        budget = self.budget
+        held = budget.reserve(n, n * (tokens + answer)) if budget is not None else None
+        try:
+            completion = await complete_fitting(
+                self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
+                top_logprobs=top_logprobs, stop=stop, top_p=top_p,
+            )
+        except BaseException:
+            if budget is not None and held is not None:
+                budget.settle(held, None)
+            raise
+        if budget is not None and held is not None:
+            budget.settle(held, completion.usage)
         self.usage = self.usage + completion.usage
         return completion
 
@@ -65,6 +77,10 @@ class ModelRoles:
     policy: RoleModel
     value: RoleModel
     reward: RoleModel
+
+    def for_run(self, budget: RunBudget) -> ModelRoles:
+        """The same clients seen by one run: usage counted from zero and every call held to `budget`."""
+        return ModelRoles(*(RoleModel(m.client, m.role, budget=budget) for m in self.by_role().values()))
 
     @classmethod
     def shared(cls, client: Completer) -> ModelRoles:

@@ -1,0 +1,51 @@
+"""Named run settings: what a run may spend on its model and how widely each strategy searches.
+
+`laptop`, the default, is sized for a small model on a laptop's CPU, where one call takes tens of seconds: fewer
+samples and branches than the papers, and limits that end a run within half an hour. `paper` runs every strategy as
+its paper did (best-first: 20 samples, branching 5, 20 states per round; WebOperator: 3 generators, frontier 4) with no
+limits, for strong hosted models and for comparing with the papers' figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from ..core.budget import Limits
+from ..core.status import BacktrackMode
+from .action_aware import ActionAwareConfig
+from .agent import SearchConfig
+from .best_first import BestFirstConfig
+from .reward import RewardConfig
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    summary: str
+    limits: Limits
+    # A strategy's settings by its name; a strategy not named runs with its own defaults (the paper's).
+    options: dict[str, BaseModel] = field(default_factory=dict)
+
+
+PROFILES: dict[str, Profile] = {
+    "laptop": Profile(
+        "laptop", "sized for a small local model: fewer samples, at most 150 model calls, 600,000 tokens, 30 minutes",
+        Limits(max_model_calls=150, max_tokens=600_000, timeout_s=1800.0),
+        {"best_first": BestFirstConfig(candidates=5, branching=3, budget=10, max_depth=4),
+         "action_aware": ActionAwareConfig(reward=RewardConfig(n_fallback=3))},
+    ),
+    "paper": Profile("paper", "each strategy as its paper ran it, without limits", Limits()),
+}
+DEFAULT_PROFILE = "laptop"
+
+
+def search_config(strategy: str, *, profile: str = DEFAULT_PROFILE, backtrack: BacktrackMode = "speculative",
+                  max_steps: int | None = None, limits: Limits | None = None) -> SearchConfig:
+    """How a run searches: `strategy` with the profile's settings for it, and the profile's limits with any of
+    `limits` (the user's flags) put over them."""
+    chosen = PROFILES[profile]
+    merged = chosen.limits.model_copy(update=limits.model_dump(exclude_none=True) if limits is not None else {})
+    return SearchConfig(strategy=strategy, backtrack=backtrack, max_steps=max_steps,
+                        options=chosen.options.get(strategy), limits=merged)
