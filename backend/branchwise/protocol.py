@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 SUBPROTOCOL = "branchwise"
 TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
@@ -85,6 +85,11 @@ class FrameTree(Model):
     # Elements of this target the DOM says respond to clicks (DOMSnapshot's isClickable: a click listener, a link):
     # kept in the text even when the AX tree gives them no role or name of their own.
     clickable_node_ids: list[int] = Field(default=[], max_length=20_000)
+    # Where the elements of this target's top document are laid out, as flat triples (backend node id, top, height)
+    # in CSS pixels from the top of the page (not of the viewport), so the backend can show the model the part of a
+    # long page around the viewport. Empty for frames other than a target's top document, and for elements that are
+    # not rendered.
+    node_bounds: list[int] = Field(default=[], max_length=300_000)
 
 
 class TabInfo(Model):

@@ -36,20 +36,33 @@ async function sensitiveNodes(tabId, sessionId) {
 }
 
 const MAX_CLICKABLE = 20000;
+const MAX_BOUNDS = 100000;
 
-// Backend node ids of the elements the DOM says respond to clicks (a click listener, an onclick, a link), in one
-// target (all its in-process frames). The accessibility tree does not say so: a nameless <div> with a click listener
-// looks like any other box, and the backend would otherwise fold it away.
-async function clickableNodes(tabId, sessionId) {
+// From one DOM snapshot of a target (all its in-process frames): the backend node ids of the elements the DOM says
+// respond to clicks (a click listener, an onclick, a link), which the accessibility tree does not say (a nameless <div>
+// with a click listener looks like any other box, and the backend would otherwise fold it away); and where the nodes
+// of the target's top document are laid out, as flat [backendNodeId, top, height] triples in page pixels, so the
+// backend can show the model the part of a long page around the viewport. Child documents have coordinates of their
+// own and are left out: their nodes stand where their <iframe> does.
+async function layoutNodes(tabId, sessionId) {
   try {
     const { documents } = await send(tabId, "DOMSnapshot.captureSnapshot", { computedStyles: [] }, sessionId);
-    const ids = [];
+    const clickable = [];
     for (const doc of documents) {
-      for (const index of doc.nodes.isClickable?.index || []) ids.push(doc.nodes.backendNodeId[index]);
+      for (const index of doc.nodes.isClickable?.index || []) clickable.push(doc.nodes.backendNodeId[index]);
     }
-    return ids.slice(0, MAX_CLICKABLE);
+    const bounds = [];
+    const top = documents[0];
+    if (top?.layout) {
+      const { nodeIndex, bounds: boxes } = top.layout;
+      for (let i = 0; i < nodeIndex.length && bounds.length < MAX_BOUNDS * 3; i++) {
+        const [, y, , height] = boxes[i];
+        bounds.push(top.nodes.backendNodeId[nodeIndex[i]], Math.round(y), Math.round(height));
+      }
+    }
+    return { clickable: clickable.slice(0, MAX_CLICKABLE), bounds };
   } catch {
-    return [];
+    return { clickable: [], bounds: [] };
   }
 }
 
@@ -67,7 +80,7 @@ async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
   const all = await framesOf(tabId, sessionId);
   const rootId = all[0].id;
   const sensitive = sensitiveNodes(tabId, sessionId);
-  const clickable = clickableNodes(tabId, sessionId);
+  const layout = layoutNodes(tabId, sessionId);
   const captured = await Promise.all(
     all.map(async (frame) => {
       const nodes = await axTree(tabId, frame.id, sessionId);
@@ -86,13 +99,17 @@ async function captureTarget(tabId, sessionId, targetKey, parentSessionId) {
         nodes,
         sensitive_node_ids: [],
         clickable_node_ids: [],
+        node_bounds: [],
       };
     }),
   );
   const frames = captured.filter(Boolean);
   if (frames.length) {
     frames[0].sensitive_node_ids = await sensitive;
-    frames[0].clickable_node_ids = await clickable;
+    const { clickable, bounds } = await layout;
+    frames[0].clickable_node_ids = clickable;
+    // Page coordinates only mean something for the tab's own document; an out-of-process frame's are its own.
+    if (targetKey === null && frames[0].frame_id === rootId) frames[0].node_bounds = bounds;
   }
   return frames;
 }

@@ -33,6 +33,7 @@ from ..core.requests import ActionWatch, ExpectedRequest, GatedRequest
 from ..link import ExtensionError
 from ..observation import ObservationConfig, PageView, process
 from ..observation.render import header_lines, ordered_tabs, quote
+from ..observation.viewport import windowed_text
 from ..protocol import (
     BrowserCmd,
     ClickCmd,
@@ -139,6 +140,9 @@ class BrowserEnv:
     last: EnvView | None = None
     # Sees each action run here (the network gate: safety/gate.py); None runs them unwatched.
     watch: ActionWatch | None = field(default=None, repr=False)
+    # The most text one observation shows the model (a run sizes it to its model's prompt); a longer page is shown
+    # around its viewport (observation/viewport.py). None: all of it.
+    text_chars: int | None = None
     # The last capture processed (its frames, the rest of the observation, the result).
     _processed: tuple[list[FrameTree], dict[str, object], PageView] | None = field(default=None, repr=False)
 
@@ -162,10 +166,17 @@ class BrowserEnv:
                            sites=sites)
         else:
             page = self._process(observation)
-            view = EnvView(page.text, page.url, page.title, self.tab_id, page.node_count_raw, page=page, tabs=tabs,
-                           scroll=observation.scroll, navigation=observation.navigation, sites=sites)
+            view = EnvView(self._shown(page, observation.scroll), page.url, page.title, self.tab_id,
+                           page.node_count_raw, page=page, tabs=tabs, scroll=observation.scroll,
+                           navigation=observation.navigation, sites=sites)
         self.last = view
         return view
+
+    def _shown(self, page: PageView, scroll: ScrollInfo) -> str:
+        """The page's text, or the part around its viewport when the whole is over `text_chars`."""
+        if self.text_chars is None or len(page.text) <= self.text_chars:
+            return page.text
+        return windowed_text(page, scroll, self.text_chars) or page.text
 
     def _process(self, observation: Observation) -> PageView:
         """The page's text and elements; a capture the browser reused (the very frames processed last time) with the

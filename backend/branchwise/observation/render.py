@@ -65,8 +65,10 @@ def node_line(node: KeptNode, config: ObservationConfig) -> str:
     return " ".join(parts)
 
 
+def join_page(header: Sequence[str], lines: Sequence[str]) -> str:
+    """The observation text: the header, a blank line, then the element lines."""
+    return "\n".join([*header, "", *lines])
+
+
 def render(observation: Observation, nodes: Sequence[KeptNode], config: ObservationConfig) -> str:
-    lines = header_lines(observation)
-    lines.append("")
-    lines.extend(node_line(node, config) for node in nodes)
-    return "\n".join(lines)
+    return join_page(header_lines(observation), [node_line(node, config) for node in nodes])

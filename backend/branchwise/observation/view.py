@@ -12,8 +12,8 @@ from branchwise.observation.config import ObservationConfig
 from branchwise.observation.ids import assign_ids
 from branchwise.observation.locator import Locator, LocatorIndex, LocatorStep, build_index, find
 from branchwise.observation.prune import KeptNode, prune
-from branchwise.observation.render import ordered_tabs, render
-from branchwise.observation.tree import build_tree
+from branchwise.observation.render import header_lines, join_page, node_line, ordered_tabs
+from branchwise.observation.tree import RawNode, RawTree, build_tree
 from branchwise.protocol import ElementRef, Observation
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,10 @@ class ElementInfo:
     children: tuple[int, ...]
     depth: int
     sensitive: bool = False
+    # Where the element is laid out, in CSS pixels from the top of the page (its own box, else its nearest laid-out
+    # ancestor's); None: not known (an out-of-process frame, or an extension that sends no layout).
+    top: int | None = None
+    height: int = 0
 
     @property
     def ref(self) -> ElementRef:
@@ -55,6 +59,9 @@ class PageView:
     elements: Mapping[int, ElementInfo]
     node_count_raw: int
     index: LocatorIndex
+    # `text` in parts: its header (tabs, URL, any dialog) and one line per element, in the order of `elements`.
+    header: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
 
     def find(self, locator: Locator) -> int | None:
         """The id of the element `locator` points at in this page, or None when absent or ambiguous."""
@@ -101,8 +108,11 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
                           for frame in observation.frames for node_id in frame.clickable_node_ids)
     nodes = prune(tree, ids, config, extra, clickable)
     index = build_index(_locator_rows(nodes))
-    elements = {
-        node.id: ElementInfo(
+    boxes = _placed(tree, _boxes(observation))
+    elements = {}
+    for node in nodes:
+        box = boxes.get(id(node.raw), (None, 0))
+        elements[node.id] = ElementInfo(
             id=node.id,
             role=node.raw.role,
             name=node.raw.name,
@@ -117,15 +127,46 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
             children=tuple(node.children),
             depth=node.depth,
             sensitive=node.sensitive,
+            top=box[0],
+            height=box[1],
         )
-        for node in nodes
-    }
+    header = tuple(header_lines(observation))
+    lines = tuple(node_line(node, config) for node in nodes)
     return PageView(
-        text=render(observation, nodes, config),
+        text=join_page(header, lines),
         url=observation.url,
         title=observation.title,
         tab_ids=tuple(tab.tab_id for tab in ordered_tabs(observation)),
         elements=elements,
         node_count_raw=tree.node_count,
         index=index,
+        header=header,
+        lines=lines,
     )
+
+
+def _placed(tree: RawTree, boxes: dict[tuple[str | None, int], tuple[int | None, int]],
+            ) -> dict[int, tuple[int | None, int]]:
+    """Each AX node's (by `id()`) layout box: its element's own, else its nearest laid-out ancestor's (text runs,
+    nodes of a frame the extension sent no layout for)."""
+    placed: dict[int, tuple[int | None, int]] = {}
+    if not boxes:
+        return placed
+    stack: list[tuple[RawNode, tuple[int | None, int]]] = [(tree.root, (None, 0))]
+    while stack:
+        node, inherited = stack.pop()
+        own = boxes.get((node.target, node.backend_id)) if node.backend_id is not None else None
+        box = own or inherited
+        placed[id(node)] = box
+        stack.extend((child, box) for child in node.children)
+    return placed
+
+
+def _boxes(observation: Observation) -> dict[tuple[str | None, int], tuple[int | None, int]]:
+    """(target, backend node id) -> (top, height) of every laid-out element the extension reported."""
+    boxes: dict[tuple[str | None, int], tuple[int | None, int]] = {}
+    for frame in observation.frames:
+        flat = frame.node_bounds
+        for i in range(0, len(flat) - 2, 3):
+            boxes[(frame.target, flat[i])] = (flat[i + 1], max(0, flat[i + 2]))
+    return boxes

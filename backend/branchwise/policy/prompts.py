@@ -105,6 +105,12 @@ def system_prompt(config: PromptConfig) -> str:
     return _system_template().replace("{homepage}", homepage).strip()
 
 
+def observation_chars(model: LLMConfig, config: PromptConfig | None = None) -> int:
+    """The characters of page text a policy prompt for `model` has room for."""
+    config = config or PromptConfig()
+    return config.fitted(model).max_observation_tokens * config.chars_per_token
+
+
 def truncate_observation(observation: str, config: PromptConfig) -> str:
     """Keep the observation within budget, cutting at a line boundary and saying where it was cut."""
     budget = config.max_observation_tokens * config.chars_per_token

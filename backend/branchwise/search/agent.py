@@ -21,6 +21,7 @@ from ..core.classes import ActionClassifier
 from ..core.status import BacktrackMode
 from ..core.usage import Usage
 from ..llm import LLMError
+from ..policy.prompts import observation_chars
 from ..protocol import new_id
 from ..safety import SafetyClassifier
 from ..safety.gate import GateRun, NetworkGate, gate_run
@@ -101,6 +102,8 @@ class SearchAgent:
         strategy = make_strategy(self.config)
         budget = RunBudget(self.config.limits)
         roles = self.roles.for_run(budget)
+        # A page longer than the model's prompt has room for is shown around its viewport.
+        env.text_chars = observation_chars(roles.policy.config)
         state = SearchState()
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
         # Card numbers and passwords in the task are masked wherever it is shown or stored; the model gets the task as
