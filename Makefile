@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo lint test unit e2e bench bench-simulated schema model clean
+.PHONY: setup system demo lint test unit e2e bench bench-simulated bench-real schema model clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -54,6 +54,11 @@ E ?= 0.3
 SPLITS ?= dev test
 bench-simulated: setup
 	scripts/bench-simulated "$(E)" "$(SPLITS)"
+
+# The strategies with the real local model (make model) on a split, resumable; hours on 2 cores (see BENCHMARKS.md).
+SPLIT ?= test
+bench-real: model
+	scripts/bench-real "$(SPLIT)"
 
 schema: setup
 	$(BIN)/branchwise schema --write protocol

@@ -301,7 +301,8 @@ def cli(tmp_path: Path, model: ScriptedModelServer, *args: str, stdin: str = "")
 
 def test_cli_block_site_refuses_a_goto_and_the_model_is_told_why(tmp_path: Path, site: RecordingServer) -> None:
     target = f"http://localhost:{site.port}/secret?who=goto"
-    rules = [Rule(when_contains=["it failed: cannot open"], search_in="last_user", reply=cot("stop [N/A]")),
+    rules = [Rule(when_contains=["it cannot be done: localhost is on the backend's block list"], search_in="last_user",
+                  reply=cot("stop [N/A]")),
              Rule(reply=cot(f"goto [{target}]"))]
     with ScriptedModelServer(Script(rules=rules)) as model:
         proc = cli(tmp_path, model, "run", "Open the secret page", "--start-url", f"{site.base_url}/start?who=cli",
@@ -310,8 +311,9 @@ def test_cli_block_site_refuses_a_goto_and_the_model_is_told_why(tmp_path: Path,
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads((tmp_path / "result.json").read_text())
     reason = "localhost is on the backend's block list (localhost): Branchwise does not work there"
-    assert result["steps"][0]["error"] == f"cannot open {target}: {reason}"
-    assert f"PREVIOUS ACTION: goto [{target}] (it failed: cannot open {target}: {reason})" in prompts[1]
+    # Refused before anything ran (greedy validates an action before it runs it), and the model told why.
+    assert result["steps"][0]["error"] == f"not run: {reason}"
+    assert f"PREVIOUS ACTION: goto [{target}] (it cannot be done: {reason})" in prompts[1]
     assert not any(r.who == "goto" for r in site.requests), "the blocked page was never loaded"
     assert any(r.who == "cli" for r in site.requests)
 

@@ -35,7 +35,7 @@ def test_eval_with_a_real_local_model_records_calls_tokens_and_results(tmp_path:
     results = {r["task_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert sorted(results) == sorted(TASKS)
     for result in results.values():
-        assert result["model"] == "local" and not result["scripted_model"]
+        assert result["model"] == SMOLLM2_135M.key and not result["scripted_model"]
         assert result["status"] in ("finished", "failed") and (result["status"] == "finished" or result["reason"])
         policy = result["usage"]["policy"]
         assert policy["calls"] >= 1 and policy["prompt_tokens"] > 0 and policy["completion_tokens"] > 0

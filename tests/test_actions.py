@@ -314,23 +314,26 @@ def test_several_actions_take_first_valid() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "action"),
+    ("text", "action", "dropped"),
     [
         # A real Qwen2.5-Coder-1.5B answer: before the cut it typed "The Left Hand of Darkness] [1] hover [31".
-        ("type [3] [The Left Hand of Darkness] [1] hover [31] [1]", Type(3, "The Left Hand of Darkness", True)),
-        ("click [12] click [13]", Click(12)),
-        ("click [12] go_back", Click(12)),
-        ("stop [done]stop [done]", Stop("done")),
-        ("select_option [4] [Blue] type [5] [x]", SelectOption(4, ("Blue",))),
+        ("type [3] [The Left Hand of Darkness] [1] hover [31] [1]", Type(3, "The Left Hand of Darkness", True),
+         "hover [31] [1]"),
+        ("click [12] click [13]", Click(12), "click [13]"),
+        ("click [12] go_back", Click(12), "go_back"),
+        ("stop [done]stop [done]", Stop("done"), "stop [done]"),
+        ("select_option [4] [Blue] type [5] [x]", SelectOption(4, ("Blue",)), "type [5] [x]"),
         # Brackets and action words inside one argument are not a second action.
-        ("stop [see [5] then click [3]]", Stop("see [5] then click [3]")),
-        ("type [5] [click [here]] [1]", Type(5, "click [here]", True)),
-        ("stop [It costs $5 [approx]]", Stop("It costs $5 [approx]")),
+        ("stop [see [5] then click [3]]", Stop("see [5] then click [3]"), ""),
+        ("type [5] [click [here]] [1]", Type(5, "click [here]", True), ""),
+        ("stop [It costs $5 [approx]]", Stop("It costs $5 [approx]"), ""),
     ],
 )
-def test_a_second_action_on_the_same_line_is_cut_off(text: str, action: Action) -> None:
+def test_a_second_action_on_the_same_line_is_cut_off(text: str, action: Action, dropped: str) -> None:
     assert parse_action(text) == action
-    assert parse_response(f"Let's think. In summary, the next action I will perform is ```{text}```").action == action
+    parsed = parse_response(f"Let's think. In summary, the next action I will perform is ```{text}```")
+    # What was cut off is said, so it can be counted as the model's mistake.
+    assert (parsed.action, parsed.dropped) == (action, dropped)
 
 
 def test_multi_line_type_text() -> None:

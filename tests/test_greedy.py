@@ -126,6 +126,7 @@ def test_three_unparseable_answers_in_a_row_stop_the_run_and_are_fed_back(script
     assert result.status == "failed" and "3 invalid actions in a row" in result.reason
     assert len(result.steps) == 3 and all(s.error.startswith("invalid answer") for s in result.steps)
     assert "your last answer had no valid action" in scripted.requests()[1].last_user
+    assert result.mistakes == {"policy": {"unparseable": 3}}
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)

@@ -130,6 +130,16 @@ def test_an_action_that_keeps_failing_validation_gives_a_failure() -> None:
     assert fake.calls[-1].last == f"`click [42]` cannot be done: {MISSING}. Give one valid action in the same format."
 
 
+def test_each_mistake_is_counted_for_the_role_by_kind() -> None:
+    """An unreadable answer, an id the page does not have and a run-on answer (its first action taken) are each
+    counted; the valid first action of the run-on answer is the candidate."""
+    fake = FakeModel.queue("I am not sure.", answer("click [42]"), answer("type [1] [shoes] [1] click [2]"))
+    role = RoleModel(fake, "policy")
+    candidates, _ = asyncio.run(generate_candidates(role, data(), single(), VIEW))
+    assert [c.action for c in candidates] == [Type(1, "shoes", True)]
+    assert dict(role.mistakes) == {"unparseable": 1, "unknown_element": 1, "several_actions": 1}
+
+
 def test_max_retries_bounds_the_calls() -> None:
     fake = FakeModel.always("no idea")
     _, [failure] = generate(fake, single(max_retries=2))

@@ -271,7 +271,8 @@ def greedy_run(server: ScriptedModelServer, env: BrowserEnv) -> object:
 
 
 def test_a_greedy_goto_to_a_blocked_site_is_refused_and_the_model_is_told() -> None:
-    rules = [Rule(when_contains=["it failed: cannot open"], search_in="last_user", reply=cot("stop [N/A]")),
+    rules = [Rule(when_contains=["it cannot be done: online.bank.example is on the backend's block list"],
+                  search_in="last_user", reply=cot("stop [N/A]")),
              Rule(reply=cot("goto [https://online.bank.example/balance]"))]
     browser = FakeBrowser()
     with ScriptedModelServer(Script(rules=rules)) as server:
@@ -279,11 +280,12 @@ def test_a_greedy_goto_to_a_blocked_site_is_refused_and_the_model_is_told() -> N
         second = server.requests()[1].last_user
     assert "block list (*.bank.example)" in second and "goto [https://online.bank.example/balance]" in second
     assert browser.commands == []  # never navigated
-    assert result.status == "finished" and result.steps[0].error.startswith("cannot open")  # type: ignore[attr-defined]
+    assert result.status == "finished"
+    assert result.steps[0].error.startswith("not run: online.bank.example")  # type: ignore[attr-defined]
 
 
 def test_a_run_whose_page_lands_on_a_refused_site_stops_with_the_reason() -> None:
-    rules = [Rule(reply=cot("scroll [down]"))]
+    rules = [Rule(reply=cot("press [PageDown]"))]
 
     class Redirecting(FakeBrowser):
         async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (),

@@ -93,7 +93,8 @@ async def serve_local_model(settings: Settings, config: LocalServerConfig) -> As
     await asyncio.to_thread(server.__enter__)  # loading takes seconds
     try:
         llm = await sized_to_server(LLMConfig.from_settings(settings, base_url=server.base_url,
-                                                            api_key=SecretStr(server.api_key), model="local"), settings)
+                                                            api_key=SecretStr(server.api_key), model=config.model.key),
+                                  settings)
         async with LLMClient(llm) as client:
             yield ModelSetup(client, False, f"local {config.model.name} at {server.base_url} ({config_note(llm)})")
     finally:

@@ -37,10 +37,18 @@ class ParsedResponse:
     thought: str  # the reasoning before the action
     action: Action
     action_text: str  # the snippet the action was read from, for logs and error feedback
+    # What followed the action on its line and was dropped (a second action: `first_of_several`); empty: nothing.
+    dropped: str = ""
 
 
 def parse_action(text: str) -> Action:
-    """Parse one action in WebArena bracket syntax or BrowserGym call syntax.
+    """One action in WebArena bracket syntax or BrowserGym call syntax; see `read_action`."""
+    return read_action(text)[0]
+
+
+def read_action(text: str) -> tuple[Action, str]:
+    """Parse one action in WebArena bracket syntax or BrowserGym call syntax, with what was dropped after it on its
+    line (a second action, `first_of_several`; empty when nothing was).
 
     A surrounding ``` fence is removed. When the text has several lines, the first line that parses wins
     (WebOperator's auto-correction). A line that does not parse alone may continue on the next lines (`type` text with
@@ -56,15 +64,17 @@ def parse_action(text: str) -> Action:
         # Only a line that starts with an action word may continue; this keeps long prose blocks linear.
         last = len(lines) if _starts_with_action_word(line) else start + 1
         for end in range(start + 1, last + 1):
+            candidate = _clean("\n".join(lines[start:end]))
+            first = first_of_several(candidate)
             try:
-                action = _parse_line(first_of_several(_clean("\n".join(lines[start:end]))))
+                action = _parse_line(first)
             except ActionParseError as exc:
                 if end == start + 1:
                     first_error = first_error or exc
                 continue
             if start or end > start + 1:
                 logger.debug("auto-correction: read the action from lines %d-%d of %r", start + 1, end, body)
-            return action
+            return action, candidate[len(first):].strip()
     if first_error is None:
         raise ActionParseError(f"The action is empty. Write exactly one action. Valid actions: {VALID_ACTIONS}")
     raise first_error
@@ -80,7 +90,8 @@ def parse_response(text: str) -> ParsedResponse:
     thought, snippet = _split_response(text)
     if not snippet.strip():
         raise ActionParseError(_NO_ACTION)
-    return ParsedResponse(thought.strip(), parse_action(snippet), snippet.strip())
+    action, dropped = read_action(snippet)
+    return ParsedResponse(thought.strip(), action, snippet.strip(), dropped)
 
 
 def _split_response(text: str) -> tuple[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from ..core.mistakes import MistakeCounts
 from ..core.status import ResultStatus
 from ..core.usage import Usage
 
@@ -37,3 +38,5 @@ class RunResult(BaseModel):
     scripted_model: bool = False
     steps: list[StepRecord] = []
     usage: Usage = Usage()
+    # The models' mistakes per role and kind (core/mistakes.py).
+    mistakes: MistakeCounts = {}

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..core.mistakes import MISTAKE_NAMES, MistakeKind
+from ..core.status import ROLES, Role
 from .run import RESULTS_FILE, TaskResult
 
 Z95 = 1.96
-ROLES = ("policy", "value", "reward")
+
 
 
 class Rate(BaseModel):
@@ -60,6 +62,12 @@ class Costs(BaseModel):
     steps: float
     backtracks: float
     approvals_asked: float
+    # The models' mistakes per task, by role and kind (core/mistakes.py).
+    mistakes: dict[Role, dict[MistakeKind, float]] = {}
+
+    @property
+    def mistakes_total(self) -> float:
+        return sum(sum(kinds.values()) for kinds in self.mistakes.values())
 
 
 class StrategyReport(BaseModel):
@@ -124,7 +132,13 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
                 if any(role in r.usage for r in results)}
 
     prompt, completion = per_role("prompt_tokens"), per_role("completion_tokens")
+    mistakes: dict[Role, dict[MistakeKind, float]] = defaultdict(lambda: defaultdict(float))
+    for result in results:
+        for role, kinds in result.mistakes.items():
+            for kind, count in kinds.items():
+                mistakes[role][kind] += count / n
     return Costs(calls=per_role("calls"), prompt_tokens=prompt, completion_tokens=completion,
+                 mistakes={role: dict(kinds) for role, kinds in mistakes.items()},
                  total_tokens=sum(prompt.values()) + sum(completion.values()),
                  wall_s=sum(r.wall_s for r in results) / n, steps=sum(r.steps for r in results) / n,
                  backtracks=sum(r.backtracks for r in results) / n,
@@ -233,8 +247,8 @@ def render_html(report: Report) -> str:
         f"<tr><td>{e(s.label)}</td><td>{_pct(s.sr)}</td><td>{_pct(s.sr_ac)}</td><td>{_pct(s.sr_ua)}</td>"
         f"<td>{s.sr.tasks}</td><td>{sum(s.costs.calls.values()):.1f}</td><td>{s.costs.total_tokens:,.0f}</td>"
         f"<td>{s.costs.wall_s:.1f}</td><td>{s.costs.steps:.1f}</td><td>{s.costs.backtracks:.1f}</td>"
-        f"<td>{s.costs.approvals_asked:.1f}</td><td>{e(', '.join(s.models))}</td><td>{e(', '.join(s.approvals))}</td>"
-        "</tr>" for s in report.strategies)
+        f"<td>{s.costs.approvals_asked:.1f}</td><td>{s.costs.mistakes_total:.1f}</td><td>{e(', '.join(s.models))}</td>"
+        f"<td>{e(', '.join(s.approvals))}</td></tr>" for s in report.strategies)
     warning = ""
     scripted = [s.label for s in report.strategies if s.scripted]
     if scripted:
@@ -259,13 +273,29 @@ def render_html(report: Report) -> str:
         f"<style>{_CSS}</style><h1>Branchwise evaluation</h1><p>From {e(', '.join(report.sources))}. SR with 95 % "
         f"Wilson intervals; costs are means per task.</p>{warning}"
         "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
-        "<th>tokens</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th><th>model</th>"
-        f"<th>--approve</th></tr>{rows}</table>"
+        "<th>tokens</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
+        f"<th>model mistakes</th><th>model</th><th>--approve</th></tr>{rows}</table>"
         f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
-        f"<h2>Where the model calls go</h2>{_calls_by_role(report)}"
+        f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
         + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
+
+
+def _mistakes(report: Report) -> str:
+    """The models' mistakes per task, by role and kind, one column per strategy; empty when there were none."""
+    e = html.escape
+    keys = sorted({(role, kind) for s in report.strategies for role, kinds in s.costs.mistakes.items()
+                   for kind in kinds})
+    if not keys:
+        return ""
+    head = "".join(f"<th>{e(s.label)}</th>" for s in report.strategies)
+    body = "".join(
+        f"<tr><td>{e(role)}: {e(MISTAKE_NAMES[kind])}</td>"
+        + "".join(f"<td>{s.costs.mistakes.get(role, {}).get(kind, 0.0):.1f}</td>" for s in report.strategies)
+        + "</tr>" for role, kind in keys)
+    return (f"<h2>The models' mistakes</h2><p>Per task; each was fed back to the model where it could correct it.</p>"
+            f"<table><tr><th></th>{head}</tr>{body}</table>")
 
 
 def _md_rate(rate: Rate) -> str:
@@ -275,13 +305,13 @@ def _md_rate(rate: Rate) -> str:
 def render_markdown(report: Report) -> str:
     """The summary table as Markdown (for BENCHMARKS.md): SR with intervals and costs per task, side by side."""
     lines = ["| strategy | model | tasks | SR [95 % CI] | SR_AC | SR_UA | calls | tokens | wall s | steps "
-             "| backtracks |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|"]
+             "| backtracks | model mistakes |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in report.strategies:
         flag = " (simulated/scripted)" if s.scripted else ""
         lines.append(f"| {s.strategy} | {', '.join(s.models)}{flag} | {s.sr.tasks} | {_md_rate(s.sr)} | "
                      f"{_md_rate(s.sr_ac)} | {_md_rate(s.sr_ua)} | {sum(s.costs.calls.values()):.1f} | "
                      f"{s.costs.total_tokens:,.0f} | {s.costs.wall_s:.1f} | {s.costs.steps:.1f} | "
-                     f"{s.costs.backtracks:.1f} |")
+                     f"{s.costs.backtracks:.1f} | {s.costs.mistakes_total:.1f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,7 @@ from ..agent.reporting import Reporters
 from ..config import ServerConfig
 from ..core.approval import PolicyApprover
 from ..core.budget import Limits
+from ..core.mistakes import MistakeCounts
 from ..core.status import BacktrackMode, ResultStatus
 from ..core.usage import Usage
 from ..launcher import ChromiumConfig
@@ -78,6 +79,8 @@ class TaskResult(BaseModel):
     approvals_asked: int
     usage: dict[str, Usage]
     wall_s: float
+    # The models' mistakes per role and kind (core/mistakes.py).
+    mistakes: MistakeCounts = {}
 
 
 def done_tasks(path: Path, strategy: str, model: str) -> set[int]:
@@ -159,7 +162,7 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
         scripted_model=model.scripted, approvals="all" if options.approve else "none", status=result.status,
         answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
         eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
-        approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2))
+        approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2), mistakes=result.mistakes)
 
 
 def progress_bar(done: int, total: int, width: int = 20) -> str:

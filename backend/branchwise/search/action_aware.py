@@ -153,6 +153,7 @@ class _Run:
                 await ctx.trace.progress(f"#{node.id}: `{candidate.action_text}` was proposed by {candidate.count} "
                                          f"generator(s); deferred until {self.config.min_stop_votes} agree")
         classifications = await classify_candidates(ctx, node, [c.action for c, _ in kept])
+        ctx.roles.reward.noted("unreadable_verdict", sum(s.method == "unparseable" for _, s in scored))
         for (candidate, score), classification in zip(kept, classifications, strict=True):
             reward = candidate.score
             element_id = candidate.action.element_id

@@ -18,6 +18,7 @@ from ..browser import Browser
 from ..core.approval import Approver, DenyApprover
 from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
+from ..core.mistakes import describe_mistakes
 from ..core.status import BacktrackMode
 from ..core.usage import Usage
 from ..llm import LLMError
@@ -155,6 +156,9 @@ class SearchAgent:
                 per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
                                                 f"{delta.completion_tokens} completion tokens")
+            result.mistakes = roles.mistakes()
+            for role, counts in result.mistakes.items():
+                await reporter.progress(run_id, f"{role} model mistakes: {describe_mistakes(counts)}")
             result.usage = total
             await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role)
             await trace.publish()

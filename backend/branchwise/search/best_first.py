@@ -37,7 +37,7 @@ from .frontier import FrontierItem
 from .generate import history_text
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
-from .validate import validate_action
+from .validate import mistake_of, validate_action
 from .value import ON_TRACK_VALUE, ValueConfig, score_state
 
 log = logging.getLogger(__name__)
@@ -225,14 +225,20 @@ class _Run:
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)
         samples: list[Candidate] = []
+        policy = ctx.roles.policy
         for text in completion.texts:
             try:
                 parsed = parse_response(text)
             except ActionParseError:
+                policy.noted("unparseable")
                 continue
+            if parsed.dropped:
+                policy.noted("several_actions")
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
             if validate_action(action, node.page, node.space) is None:
                 samples.append(Candidate(action, action.to_text(), thought))
+            else:
+                policy.noted(mistake_of(action, node.page))
         top = top_by_count(samples, ctx.budget.scaled(self.config.branching))
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
         items: list[FrontierItem] = []
@@ -273,6 +279,7 @@ class _Run:
         value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
                                   [n.action_text for n in self.tree.lineage(node.id)[1:]], node.answer)
         node.value = value.value
+        ctx.roles.value.noted("unreadable_verdict", len(value.samples) - value.parsed)
         await ctx.trace.scored(node.id, "value", value.value, "self-consistency",
                                [s for s in value.samples if s is not None])
         await ctx.trace.node(node)

@@ -22,7 +22,7 @@ from ..safety.secrets import SecretKeeper
 from .candidates import Candidate
 from .roles import RoleModel
 from .urlcheck import UrlCheck
-from .validate import ActionSpace, validate_action
+from .validate import ActionSpace, mistake_of, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +117,17 @@ async def _generate_one(
         try:
             parsed = parse_response(text)
         except ActionParseError as exc:
+            model.noted("unparseable")
             error = f"your answer has no valid action: {exc}"
         else:
+            if parsed.dropped:
+                model.noted("several_actions")
             # A typed password or card number is masked in the candidate's text and thought from here on.
             action, thought = secrets.seal(parsed.action, parsed.thought, page)
             problem = await _check(action, page, data.space, url_check)
             if problem is None:
                 return Candidate(action, action.to_text(), thought, sources=(variation.name,))
+            model.noted(mistake_of(action, page))
             error = f"`{action.to_text()}` cannot be done: {problem}"
         errors.append(error)
         messages = [*messages, ChatMessage(role="assistant", content=secrets.scrub(text)),

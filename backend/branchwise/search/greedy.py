@@ -21,6 +21,7 @@ from .context import SearchContext, SearchOutcome, node_from_view, record_step
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
+from .validate import mistake_of, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class GreedySearch:
             try:
                 parsed = parse_response(completion.text)
             except ActionParseError as exc:
+                ctx.roles.policy.noted("unparseable")
                 problem = ctx.secrets.scrub(str(exc))
                 await _invalid(ctx, node, ctx.secrets.scrub(completion.text.strip())[-500:],
                                f"invalid answer: {problem}")
@@ -70,6 +72,8 @@ class GreedySearch:
             else:
                 # From here on a typed password or card number shows as [••••••] (history, logs, store, --json).
                 action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
+                if parsed.dropped:
+                    ctx.roles.policy.noted("several_actions")
                 item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
                                     action_class=ActionClass.TERMINATING if isinstance(action, Stop)
                                     else ActionClass.SAFE, reward=0.0, thought=thought)
@@ -78,26 +82,34 @@ class GreedySearch:
                     end.reward = None
                     await answer_at(ctx, end)
                     return SearchOutcome("finished", answer=action.answer)
+                refusal = validate_action(action, node.page, node.space)
                 repeats[(node.state, item.action_text)] += 1
-                if repeats[(node.state, item.action_text)] > config.max_repeats:
+                if refusal is not None:
+                    # Not run: an element id the page does not have, a disabled one, a scroll with nowhere to go...
+                    ctx.roles.policy.noted(mistake_of(action, node.page))
+                    await _invalid(ctx, node, thought, f"not run: {refusal}", item.action_text)
+                    previous = f"{item.action_text} (it cannot be done: {refusal})"
+                    invalid_in_a_row += 1
+                elif repeats[(node.state, item.action_text)] > config.max_repeats:
                     await _invalid(ctx, node, thought, "same action repeated on an unchanged page", item.action_text)
                     outcome = SearchOutcome("failed", reason=f"stopped early: `{item.action_text}` was proposed "
                                                              f"{config.max_repeats + 1} times on the same page")
                     break
-                step = await advance(ctx, node, item, recognise_revisits=False)
-                if step.node is not None:
-                    await _unjudged(ctx, step.node)
-                if step.node is not None and step.node.status != "dead":
-                    invalid_in_a_row = 0
-                    # Said, so that a small model does not try the same thing again (it would, verbatim).
-                    unchanged = step.node.state == node.state
-                    previous = item.action_text + (" (done, but the page did not change)" if unchanged else "")
                 else:
-                    invalid_in_a_row += 1
-                    error = ctx.steps[-1].error if step.node is not None else step.reason
-                    if step.node is None:
-                        await _invalid(ctx, node, thought, error, item.action_text)
-                    previous = f"{item.action_text} (it failed: {error})"
+                    step = await advance(ctx, node, item, recognise_revisits=False)
+                    if step.node is not None:
+                        await _unjudged(ctx, step.node)
+                    if step.node is not None and step.node.status != "dead":
+                        invalid_in_a_row = 0
+                        # Said, so that a small model does not try the same thing again (it would, verbatim).
+                        unchanged = step.node.state == node.state
+                        previous = item.action_text + (" (done, but the page did not change)" if unchanged else "")
+                    else:
+                        invalid_in_a_row += 1
+                        error = ctx.steps[-1].error if step.node is not None else step.reason
+                        if step.node is None:
+                            await _invalid(ctx, node, thought, error, item.action_text)
+                        previous = f"{item.action_text} (it failed: {error})"
             if invalid_in_a_row >= config.max_invalid_in_a_row:
                 outcome = SearchOutcome("failed", reason=f"stopped early: {invalid_in_a_row} invalid actions in a "
                                                          f"row (last: {ctx.steps[-1].error})")

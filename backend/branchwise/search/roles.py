@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..chat_model import ChatModel, complete_fitting, fit_to_context
 from ..core.budget import RunBudget
+from ..core.mistakes import MistakeCounts, MistakeKind
 from ..core.status import Role
 from ..core.usage import Usage
 from ..llm import ChatMessage, Completion, LLMConfig
@@ -35,6 +37,13 @@ class RoleModel:
     usage: Usage = field(default_factory=Usage)
     # The run's limits, shared by its roles; None: unlimited.
     budget: RunBudget | None = None
+    # What went wrong in this role's answers (core/mistakes.py), noted by the code that reads them.
+    mistakes: Counter[MistakeKind] = field(default_factory=Counter)
+
+    def noted(self, kind: MistakeKind, count: int = 1) -> None:
+        """One more mistake of `kind` in this role's answers (or `count` more)."""
+        if count > 0:
+            self.mistakes[kind] += count
 
     @property
     def config(self) -> LLMConfig:
@@ -88,6 +97,10 @@ class ModelRoles:
 
     def by_role(self) -> dict[Role, RoleModel]:
         return {"policy": self.policy, "value": self.value, "reward": self.reward}
+
+    def mistakes(self) -> MistakeCounts:
+        """Each role's mistakes by kind, the roles and kinds without any left out."""
+        return {role: dict(model.mistakes) for role, model in self.by_role().items() if model.mistakes}
 
     def total(self) -> Usage:
         return self.policy.usage + self.value.usage + self.reward.usage

@@ -28,6 +28,7 @@ from ..actions import (
     TabFocus,
     Type,
 )
+from ..core.mistakes import MistakeKind
 from ..observation import PageView
 from ..observation.view import ElementInfo
 from ..safety.sites import SiteRules
@@ -141,3 +142,11 @@ def validate_action(action: Action, page: PageView | None, space: ActionSpace = 
         case Click() | Hover() | Press():
             pass
     return None
+
+
+def mistake_of(action: Action, page: PageView | None) -> MistakeKind:
+    """What kind of mistake an action that failed validation is: an element id the page does not have, or another."""
+    element_id = action.element_id
+    if element_id is not None and page is not None and element_id not in page.elements:
+        return "unknown_element"
+    return "invalid_action"
