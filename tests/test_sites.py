@@ -280,7 +280,7 @@ def test_a_greedy_goto_to_a_blocked_site_is_refused_and_the_model_is_told() -> N
         second = server.requests()[1].last_user
     assert "block list (*.bank.example)" in second and "goto [https://online.bank.example/balance]" in second
     assert browser.commands == []  # never navigated
-    assert result.status == "finished"
+    assert result.status == "finished"  # type: ignore[attr-defined]
     assert result.steps[0].error.startswith("not run: online.bank.example")  # type: ignore[attr-defined]
 
 
