@@ -6,6 +6,7 @@ SQLite says what really happened."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -213,6 +214,8 @@ def test_approve_on_the_card_adds_the_book_to_the_cart_exactly_once(
     product = ShopQueries(shop.config.db_path).product_by_name(CART_PRODUCT)
     assert cart_rows(shop.config.db_path) == [(product.id, 1)]
     assert any("changed the site" in line for line in run["log"]), run["log"]
+    # What the run has used of its model so far follows its steps in the panel's log.
+    assert any(re.fullmatch(r"used \d+(/\d+)? calls, [\d,]+(/[\d,]+)? tokens, \S+", line) for line in run["log"])
     entry = decided(panel_runs, card.approval_id)
     assert (entry.decision, entry.decided_by) == ("approved", "user (side panel)")
     assert not model.unmatched()

@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 import openai
+from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -206,7 +207,7 @@ class _StreamedAnswer:
 
     def __init__(self) -> None:
         self._choices: dict[int, _StreamedChoice] = {}
-        self._usage: Any = None
+        self._usage: CompletionUsage | None = None
         self._model = ""
 
     def add(self, chunk: ChatCompletionChunk) -> None:
@@ -226,8 +227,8 @@ class _StreamedAnswer:
         choices = [Choice(text="".join(c.text), finish_reason=c.finish_reason, logprobs=c.logprobs)
                    for _, c in sorted(self._choices.items())]
         if self._usage is not None:
-            usage = Usage(calls=1, prompt_tokens=self._usage.prompt_tokens or 0,
-                          completion_tokens=self._usage.completion_tokens or 0)
+            usage = Usage(calls=1, prompt_tokens=self._usage.prompt_tokens,
+                          completion_tokens=self._usage.completion_tokens)
         else:
             usage = Usage(calls=1, prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
                           completion_tokens=sum(len(c.text) for c in choices) // CHARS_PER_TOKEN)
