@@ -131,9 +131,11 @@ def test_best_first_asks_fewer_samples_and_branches_as_the_budget_runs_low(tmp_p
     def value(call: object) -> str:
         return verdict("success")
 
-    strategy = BestFirstSearch(BestFirstConfig(candidates=20, branching=4, value=ValueConfig(n=1)))
+    strategy = BestFirstSearch(BestFirstConfig(candidates=20, branching=4, value=ValueConfig(n=20)))
     run = search_site(tmp_path, strategy, by_page(walk), value, budget=budget)
     assert run.policy.calls[0].n == 10
+    # The value's samples thin out too: a run near its limit goes on with fewer, instead of stopping dead.
+    assert run.value.calls[0].n == 10
     assert run.outcome.status == "finished"
 
 

@@ -133,8 +133,11 @@ class _Run:
                                      f"({failure.errors[-1]})")
         merged = merge_candidates(candidates)
         trajectory = [n.action_text for n in ctx.state.tree.lineage(node.id)[1:]]
+        # Without logprobs the reward model samples verdicts: fewer as the budget runs low.
+        judging = self.config.reward.model_copy(
+            update={"n_fallback": ctx.budget.scaled(self.config.reward.n_fallback)})
         scores = await asyncio.gather(*(
-            score_action(ctx.roles.reward, self.config.reward, ctx.task, trajectory, node.text, self.checklist,
+            score_action(ctx.roles.reward, judging, ctx.task, trajectory, node.text, self.checklist,
                          c.thought, c.action_text, node.progress)
             for c in merged
         ))

@@ -276,7 +276,9 @@ class _Run:
 
     async def _score(self, node: Node) -> None:
         ctx = self.ctx
-        value = await score_state(ctx.roles.value, self.config.value, ctx.task, node.text, node.url,
+        # The value's samples thin out with the budget too (a run near its limit would otherwise stop dead here).
+        judging = self.config.value.model_copy(update={"n": ctx.budget.scaled(self.config.value.n)})
+        value = await score_state(ctx.roles.value, judging, ctx.task, node.text, node.url,
                                   [n.action_text for n in self.tree.lineage(node.id)[1:]], node.answer)
         node.value = value.value
         ctx.roles.value.noted("unreadable_verdict", len(value.samples) - value.parsed)
