@@ -100,8 +100,12 @@ def fitted_config(config: LLMConfig, facts: EndpointFacts, context_tokens: int |
     return config.model_copy(update=update)
 
 
+def capacity(config: LLMConfig) -> str:
+    """What a run assumes the model takes: `8192 tokens of context, 1 request(s) at once`."""
+    return f"{config.context_tokens} tokens of context, {config.max_concurrency} request(s) at once"
+
+
 def describe(config: LLMConfig, facts: EndpointFacts) -> str:
-    """One line for the user: what the run assumes about the model's server."""
+    """One line for the log: what the run assumes about the model's server."""
     counting = "tokens counted by the server" if config.tokenize_url else "tokens estimated as characters / 4"
-    return (f"{facts.server} server, {config.context_tokens} tokens of context, {config.max_concurrency} "
-            f"request(s) at once, {counting}")
+    return f"{facts.server} server, {capacity(config)}, {counting}"

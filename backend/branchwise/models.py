@@ -12,7 +12,7 @@ from importlib import resources
 from pydantic import SecretStr
 
 from .core.status import ROLES, Role
-from .endpoint import describe, fitted_config, probe_endpoint
+from .endpoint import capacity, describe, fitted_config, probe_endpoint
 from .llm import LLMClient, LLMConfig
 from .local_model import LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
@@ -76,7 +76,7 @@ async def open_model(
                 if name and name != config.model:
                     extra[role] = await stack.enter_async_context(LLMClient(config.model_copy(update={"model": name})))
             described = "".join(f", {role} model {c.config.model}" for role, c in extra.items())
-            yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described} ({config_note(config)})",
+            yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described} ({capacity(config)})",
                              extra)
         return
     async with serve_model(chosen, "scripted", "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
@@ -96,7 +96,7 @@ async def serve_local_model(settings: Settings, config: LocalServerConfig) -> As
                                                             api_key=SecretStr(server.api_key), model=config.model.key),
                                   settings)
         async with LLMClient(llm) as client:
-            yield ModelSetup(client, False, f"local {config.model.name} at {server.base_url} ({config_note(llm)})")
+            yield ModelSetup(client, False, f"local {config.model.name} at {server.base_url} ({capacity(llm)})")
     finally:
         server.__exit__()
 
@@ -108,10 +108,6 @@ async def sized_to_server(config: LLMConfig, settings: Settings) -> LLMConfig:
     fitted = fitted_config(config, facts, settings.context_tokens)
     log.info("model server: %s", describe(fitted, facts))
     return fitted
-
-
-def config_note(config: LLMConfig) -> str:
-    return f"{config.context_tokens} tokens of context, {config.max_concurrency} request(s) at once"
 
 
 @contextlib.asynccontextmanager

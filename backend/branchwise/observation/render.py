@@ -68,7 +68,3 @@ def node_line(node: KeptNode, config: ObservationConfig) -> str:
 def join_page(header: Sequence[str], lines: Sequence[str]) -> str:
     """The observation text: the header, a blank line, then the element lines."""
     return "\n".join([*header, "", *lines])
-
-
-def render(observation: Observation, nodes: Sequence[KeptNode], config: ObservationConfig) -> str:
-    return join_page(header_lines(observation), [node_line(node, config) for node in nodes])
