@@ -153,6 +153,7 @@ def test_profiles_laptop_by_default_and_the_papers_settings_by_name() -> None:
     laptop = search_config("best_first")
     assert laptop.limits == Limits(max_model_calls=150, max_tokens=600_000, timeout_s=1800.0)
     assert isinstance(laptop.options, BestFirstConfig) and laptop.options.candidates == 5
+    assert laptop.options.value.n == 5  # the paper's 20 value samples were 87 % of a real model's calls
     paper = search_config("best_first", profile="paper")
     assert paper.limits == Limits() and paper.options is None  # BestFirstConfig's defaults are the paper's
     mine = search_config("greedy", limits=Limits(max_model_calls=7))
