@@ -6,6 +6,10 @@ import asyncio
 import http.client
 import json
 import logging
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -373,3 +377,43 @@ def test_reconnect_fails_pending_requests_and_the_new_connection_takes_over(tmp_
             await ws3.close()
 
     run(main())
+
+
+# The backend in its own process with 64 file descriptors, for the test below: prints its port, serves for a while.
+_LOW_LIMIT_BACKEND = """
+import asyncio, logging, resource, sys
+from pathlib import Path
+from branchwise.config import ServerConfig
+from branchwise.link import ExtensionHub
+from branchwise.server import BackendServer
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+
+async def main():
+    config = ServerConfig(port=0, data_dir=Path(sys.argv[1]), request_head_timeout_seconds=3.0)
+    async with BackendServer(config, ExtensionHub(config), "t") as server:
+        print(server.port, flush=True)
+        await asyncio.sleep(float(sys.argv[2]))
+
+asyncio.run(main())
+"""
+
+
+def test_running_out_of_descriptors_is_logged_once_a_while_not_once_per_connection(tmp_path: Path) -> None:
+    backend = subprocess.Popen([sys.executable, "-c", _LOW_LIMIT_BACKEND, str(tmp_path), "6"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert backend.stdout is not None
+        port = int(backend.stdout.readline())
+        # More silent connections than the backend has descriptors; it cannot accept the rest for ~3 s.
+        silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(120)]
+        time.sleep(2.5)
+        _, log = backend.communicate(timeout=30)
+        for sock in silent:
+            sock.close()
+    finally:
+        backend.kill()
+    reports = log.count("out of system resource")
+    assert reports >= 1, log[-2000:]  # the limit was reached, and said so
+    assert reports <= 3, f"{reports} reports, {len(log):,} bytes of log"

@@ -22,6 +22,7 @@ from .config import ServerConfig
 from .headtimeout import head_timeout_protocol
 from .hostcheck import forbidden, header, host_refusal
 from .link import ExtensionHub
+from .looperrors import Handler, RateLimitedLoopErrors
 from .pairing import tokens_match
 from .protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
 from .serving import bind
@@ -137,12 +138,20 @@ class BackendServer:
                 http=head_timeout_protocol(config.request_head_timeout_seconds),
                 log_level="warning",
                 lifespan="off",
+                # asyncio's accept loop retries up to `backlog` times per wake-up when descriptors run out, reporting
+                # each failure; uvicorn's 2,048 made that storm 16 times larger than it needs to be.
+                backlog=128,
             )
         )
         self._task: asyncio.Task[None] | None = None
+        self._loop_errors: tuple[asyncio.AbstractEventLoop, Handler | None] | None = None
         self.port = config.port
 
     async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        self._loop_errors = (loop, previous)
+        loop.set_exception_handler(RateLimitedLoopErrors(then=previous))
         sock = bind(self.config.host, self.config.port)
         self.port = sock.getsockname()[1]
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
@@ -156,6 +165,10 @@ class BackendServer:
         self._server.should_exit = True
         if self._task is not None:
             await self._task
+        if self._loop_errors is not None:
+            loop, previous = self._loop_errors
+            loop.set_exception_handler(previous)
+            self._loop_errors = None
 
     async def __aenter__(self) -> BackendServer:
         await self.start()
