@@ -83,7 +83,7 @@ def _mutate(message: JSON, rng: random.Random) -> JSON:
         elif action == 1 and isinstance(parent, dict):
             parent[_odd_string(rng)[:30]] = parent.pop(last)
         else:
-            parent[last] = _odd_value(rng)  # type: ignore[index]
+            parent[last] = _odd_value(rng)
     return message
 
 
