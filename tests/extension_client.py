@@ -14,8 +14,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from branchwise.config import ServerConfig
 from branchwise.link import ExtensionHub
-from branchwise.pairing import load_or_create_token
-from branchwise.protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
+from branchwise.pairing import load_or_create_token, new_nonce, proof
+from branchwise.protocol import PROTOCOL_VERSION, SUBPROTOCOL
 from branchwise.server import BackendServer
 
 
@@ -40,14 +40,11 @@ async def running_backend(data_dir: Path, **overrides: Any) -> AsyncIterator[Bac
         yield Backend(server, hub, token, config)
 
 
-async def open_socket(
-    backend: Backend, *, token: str | None = None, origin: str | None = None, max_size: int | None = None
-) -> ClientConnection:
-    subprotocols = [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + (token if token is not None else backend.token)]
+async def open_socket(backend: Backend, *, origin: str | None = None, max_size: int | None = None) -> ClientConnection:
     return await connect(
         backend.url,
         origin=origin if origin is not None else backend.config.extension_origin,  # type: ignore[arg-type]
-        subprotocols=subprotocols,  # type: ignore[arg-type]
+        subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
         max_size=max_size,
     )
 
@@ -61,9 +58,16 @@ async def receive_json(ws: ClientConnection, timeout: float = 5.0) -> dict[str, 
 
 
 async def paired_socket(backend: Backend, version: int = PROTOCOL_VERSION) -> ClientConnection:
+    """A connection through the whole handshake, as the extension makes it: hello with a nonce, the backend's proof
+    checked, then the extension's own proof."""
     ws = await open_socket(backend)
-    await ws.send(json.dumps({"type": "hello", "id": "h1", "protocol_version": version, "extension_version": "test"}))
+    nonce = new_nonce()
+    await ws.send(json.dumps({"type": "hello", "id": "h1", "protocol_version": version, "extension_version": "test",
+                              "nonce": nonce}))
     reply = await receive_json(ws)
     assert reply["type"] == "hello_ok", reply
+    assert reply["proof"] == proof(backend.token, "backend", reply["nonce"], nonce), "the backend's proof is wrong"
+    await ws.send(json.dumps({"type": "auth", "id": "a1", "reply_to": reply["id"],
+                              "proof": proof(backend.token, "extension", nonce, reply["nonce"])}))
     await backend.hub.wait_link(5)
     return ws

@@ -16,10 +16,11 @@ from typing import Any, TypeVar
 
 import pytest
 from starlette.websockets import WebSocketDisconnect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from branchwise.link import ExtensionLink, LinkClosed, LinkTimeout
-from branchwise.pairing import load_or_create_token
+from branchwise.pairing import load_or_create_token, new_nonce, proof
 from branchwise.protocol import PROTOCOL_VERSION, ListTabs, Observation, Observe, Tabs
 
 from extension_client import open_socket, paired_socket, receive_json, running_backend
@@ -64,26 +65,80 @@ def test_paired_extension_gets_hello_ok_and_status_shows_it(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("token", "origin", "reason"),
+    ("origin", "reason"),
     [
-        ("wrong-token", None, "missing or wrong pairing token"),
-        (None, "https://evil.example", "is not the Branchwise extension"),
-        (None, "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "is not the Branchwise extension"),
+        ("https://evil.example", "is not the Branchwise extension"),
+        ("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "is not the Branchwise extension"),
     ],
 )
-def test_unauthenticated_or_foreign_connections_get_403_and_a_log_line(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, token: str | None, origin: str | None, reason: str
+def test_foreign_origins_get_403_and_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, origin: str, reason: str
 ) -> None:
     async def main() -> None:
         async with running_backend(tmp_path) as backend:
             with pytest.raises(InvalidStatus) as exc:
-                await open_socket(backend, token=token, origin=origin)
+                await open_socket(backend, origin=origin)
             assert exc.value.response.status_code == 403
             assert backend.hub.link is None
 
     with caplog.at_level(logging.WARNING, logger="branchwise.server"):
         run(main())
     assert any(reason in r.getMessage() for r in caplog.records), caplog.text
+
+
+async def _hello(ws: ClientConnection, nonce: str) -> dict[str, Any]:
+    await ws.send(json.dumps({"type": "hello", "id": "h1", "protocol_version": PROTOCOL_VERSION, "nonce": nonce}))
+    return await receive_json(ws)
+
+
+def test_the_backend_proves_it_holds_the_token_without_sending_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            first, second = await open_socket(backend), await open_socket(backend)
+            nonce = new_nonce()
+            greeting = await _hello(first, nonce)
+            assert greeting["type"] == "hello_ok" and backend.token not in json.dumps(greeting)
+            assert greeting["proof"] == proof(backend.token, "backend", greeting["nonce"], nonce)
+            assert greeting["proof"] != proof("another-token", "backend", greeting["nonce"], nonce)
+            # A fresh nonce, a fresh proof: a recorded one cannot be replayed.
+            again = await _hello(second, new_nonce())
+            assert again["nonce"] != greeting["nonce"] and again["proof"] != greeting["proof"]
+            for ws in (first, second):
+                await ws.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("answer", ["wrong token", "backend's proof echoed", "no auth, a command"])
+def test_a_client_that_cannot_prove_the_token_is_refused_and_replaces_nothing(
+        tmp_path: Path, answer: str) -> None:
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            paired = await paired_socket(backend)
+            link = backend.hub.link
+            intruder = await open_socket(backend)
+            nonce = new_nonce()
+            greeting = await _hello(intruder, nonce)
+            reply: dict[str, object]
+            if answer == "wrong token":
+                reply = {"type": "auth", "id": "a", "proof": proof("guessed", "extension", nonce, greeting["nonce"])}
+            elif answer == "backend's proof echoed":
+                reply = {"type": "auth", "id": "a", "proof": greeting["proof"]}
+            else:
+                reply = {"type": "start_run", "id": "a", "task": "buy everything", "tab_id": 1}
+            await intruder.send(json.dumps(reply))
+            err = await receive_json(intruder)
+            assert err["type"] == "error" and err["code"] in ("not_paired", "invalid_message"), err
+            with pytest.raises(ConnectionClosed) as closed:
+                await intruder.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code in (4002, 4004)
+            # The paired extension was never replaced and still works.
+            assert backend.hub.link is link
+            await paired.send(json.dumps({"type": "ping", "id": "p1"}))
+            assert (await receive_json(paired))["reply_to"] == "p1"
+            await paired.close()
+
+    run(main())
 
 
 def http_get(port: int, path: str, headers: dict[str, str]) -> tuple[int, str]:
@@ -210,7 +265,8 @@ class DroppedSocket:
 def test_a_new_connection_replaces_one_whose_close_fails(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_backend(tmp_path) as backend:
-            backend.hub._link = ExtensionLink(DroppedSocket(), backend.config, backend.hub)  # type: ignore[arg-type]
+            backend.hub._link = ExtensionLink(DroppedSocket(), backend.config, backend.hub,  # type: ignore[arg-type]
+                                              backend.token)
             ws = await paired_socket(backend)
             await ws.send(json.dumps({"type": "ping", "id": "p1"}))
             assert (await receive_json(ws))["reply_to"] == "p1"
@@ -267,7 +323,7 @@ def test_version_mismatch_is_refused_with_a_clear_message(tmp_path: Path) -> Non
     async def main() -> None:
         async with running_backend(tmp_path) as backend:
             ws = await open_socket(backend)
-            await ws.send(json.dumps({"type": "hello", "id": "h", "protocol_version": 99}))
+            await ws.send(json.dumps({"type": "hello", "id": "h", "protocol_version": 99, "nonce": new_nonce()}))
             err = await receive_json(ws)
             assert err["code"] == "version_mismatch"
             assert f"backend speaks version {PROTOCOL_VERSION}" in err["message"] and "99" in err["message"]

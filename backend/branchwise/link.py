@@ -18,7 +18,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from . import __version__
 from .config import ServerConfig
+from .pairing import new_nonce, proof, tokens_match
 from .protocol import (
+    Auth,
     ConfirmAnswer,
     DialogEvent,
     Envelope,
@@ -48,6 +50,7 @@ PEEK_PARSE_LIMIT = 1_000_000
 CLOSE_VERSION_MISMATCH = 4001
 CLOSE_NO_HELLO = 4002
 CLOSE_REPLACED = 4003
+CLOSE_NOT_PAIRED = 4004
 
 
 class LinkClosed(Exception):
@@ -132,9 +135,10 @@ def peek_id(raw: str) -> str | None:
 
 
 class ExtensionLink:
-    def __init__(self, ws: WebSocket, config: ServerConfig, handlers: LinkHandlers) -> None:
+    def __init__(self, ws: WebSocket, config: ServerConfig, handlers: LinkHandlers, token: str) -> None:
         self._ws = ws
         self._config = config
+        self._token = token
         self._handlers = handlers
         self._pending: dict[str, asyncio.Future[FromExtension]] = {}
         self._send_lock = asyncio.Lock()
@@ -209,40 +213,70 @@ class ExtensionLink:
     # -----------------------------------------------------------------------------------------------------------------
 
     async def _handshake(self) -> bool:
+        """hello (with the extension's nonce) → hello_ok (the backend's proof and nonce) → auth (the extension's
+        proof). Either end that cannot prove it holds the pairing token gets nothing run and learns nothing of it."""
         try:
-            raw = await asyncio.wait_for(self._receive(), HELLO_TIMEOUT_SECONDS)
+            async with asyncio.timeout(HELLO_TIMEOUT_SECONDS):
+                hello = await self._first_message(Hello, "hello")
+                if hello is None or not await self._versions_match(hello):
+                    return False
+                if hello.nonce is None:
+                    await self._reply_error(hello.id, "invalid_message", "hello.nonce: Field required")
+                    await self.close(CLOSE_NO_HELLO, "hello without a nonce")
+                    return False
+                ours = new_nonce()
+                greeting = HelloOk(reply_to=hello.id, backend_version=__version__,
+                                   protocol_version=self._config.protocol_version, nonce=ours,
+                                   proof=proof(self._token, "backend", ours, hello.nonce))
+                await self.send(greeting)
+                auth = await self._first_message(Auth, "auth")
+                if auth is None:
+                    return False
         except TimeoutError:
-            log.warning("extension sent no hello within %.0f s: closing", HELLO_TIMEOUT_SECONDS)
-            await self.close(CLOSE_NO_HELLO, "no hello")
+            log.warning("extension did not complete the handshake within %.0f s: closing", HELLO_TIMEOUT_SECONDS)
+            await self.close(CLOSE_NO_HELLO, "no handshake")
             return False
+        if not tokens_match(auth.proof, proof(self._token, "extension", hello.nonce, ours)):
+            log.warning("refused a connection whose auth proof does not match the pairing token")
+            await self._reply_error(auth.id, "not_paired", "wrong pairing proof: pair the extension with the token "
+                                                           "`branchwise serve` printed")
+            await self.close(CLOSE_NOT_PAIRED, "not paired")
+            return False
+        self.hello = hello
+        self.ready.set()
+        log.info("extension %s connected (protocol %d)", hello.extension_version, hello.protocol_version)
+        return True
+
+    async def _first_message(self, expected: type[R], name: str) -> R | None:
+        """The next message, which must be `expected`; otherwise an error reply, the socket closed, and None."""
+        raw = await self._receive()
         if raw is None:
-            return False
+            return None
         try:
             message = parse_incoming(raw)
         except ValidationError as err:
             await self._reply_error(peek_id(raw), "invalid_message", describe_validation_error(err))
-            await self.close(CLOSE_NO_HELLO, "first message must be hello")
-            return False
-        if not isinstance(message, Hello):
-            await self._reply_error(message.id, "invalid_message", f"send hello first, got {message.type}")
-            await self.close(CLOSE_NO_HELLO, "first message must be hello")
-            return False
+            await self.close(CLOSE_NO_HELLO, f"expected {name}")
+            return None
+        if not isinstance(message, expected):
+            await self._reply_error(message.id, "invalid_message", f"send {name} first, got {message.type}")
+            await self.close(CLOSE_NO_HELLO, f"expected {name}")
+            return None
+        return message
+
+    async def _versions_match(self, message: Hello) -> bool:
         ours = self._config.protocol_version
-        if message.protocol_version != ours:
-            older = "the backend" if message.protocol_version > ours else "the extension"
-            text = (
-                f"protocol version mismatch: the backend speaks version {ours}, the extension "
-                f"{message.protocol_version}. Update {older} so both match."
-            )
-            log.error("refusing extension %s: %s", message.extension_version, text)
-            await self._reply_error(message.id, "version_mismatch", text)
-            await self.close(CLOSE_VERSION_MISMATCH, "protocol version mismatch")
-            return False
-        self.hello = message
-        await self.send(HelloOk(reply_to=message.id, backend_version=__version__, protocol_version=ours))
-        self.ready.set()
-        log.info("extension %s connected (protocol %d)", message.extension_version, message.protocol_version)
-        return True
+        if message.protocol_version == ours:
+            return True
+        older = "the backend" if message.protocol_version > ours else "the extension"
+        text = (
+            f"protocol version mismatch: the backend speaks version {ours}, the extension "
+            f"{message.protocol_version}. Update {older} so both match."
+        )
+        log.error("refusing extension %s: %s", message.extension_version, text)
+        await self._reply_error(message.id, "version_mismatch", text)
+        await self.close(CLOSE_VERSION_MISMATCH, "protocol version mismatch")
+        return False
 
     async def _receive(self) -> str | None:
         """Next text frame, or None once the socket is gone. Oversized frames are answered, not fatal."""
@@ -389,18 +423,21 @@ class ExtensionHub:
                 f"with ws://127.0.0.1:{self.config.port}/ws?"
             ) from exc
 
-    async def serve(self, ws: WebSocket) -> None:
-        link = ExtensionLink(ws, self.config, self)
+    async def serve(self, ws: WebSocket, token: str) -> None:
+        link = ExtensionLink(ws, self.config, self, token)
+        run = asyncio.create_task(link.run())
+        ready = asyncio.create_task(link.ready.wait())
+        await asyncio.wait({run, ready}, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if not link.ready.is_set():
+            await run  # never proved it holds the token: it replaces nothing and nobody hears of it
+            return
+        # Only a connection that proved itself replaces the current one: anyone on this machine can open a socket.
         previous = self._link
         self._link = link
         if previous is not None and not previous.closed:
             log.info("a new extension connection replaces the previous one")
             await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
-        run = asyncio.create_task(link.run())
-        # Waiters hear of the link once the handshake is through (it counts as up only after hello).
-        ready = asyncio.create_task(link.ready.wait())
-        await asyncio.wait({run, ready}, return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
         await self._notify()
         await run
         await self._notify()

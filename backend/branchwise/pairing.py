@@ -1,4 +1,5 @@
-"""The pairing token: generated once, kept in the data dir, entered once in the extension's options."""
+"""The pairing token: generated once, kept in the data dir, entered once in the extension's options, and proven by
+both ends of a connection without ever being sent."""
 
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ def load_or_create_token(data_dir: Path) -> str:
 
 def tokens_match(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
+
+
+# Both ends prove they hold the token without sending it: each sends a fresh nonce and answers the other's with an
+# HMAC-SHA256 over both nonces, labelled by role so one side's proof can never be replayed as the other's.
+PROOF_LABELS = {"backend": "branchwise-backend", "extension": "branchwise-extension"}
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def proof(token: str, role: str, own_nonce: str, peer_nonce: str) -> str:
+    """`role`'s proof: hex HMAC-SHA256 keyed by the token over "<label>\n<peer's nonce>\n<own nonce>"."""
+    text = f"{PROOF_LABELS[role]}\n{peer_nonce}\n{own_nonce}"
+    return hmac.new(token.encode(), text.encode(), "sha256").hexdigest()
 
 
 def pairing_url(extension_id: str, port: int, token: str) -> str:

@@ -14,9 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 SUBPROTOCOL = "branchwise"
-TOKEN_SUBPROTOCOL_PREFIX = "bw-token."
 
 
 def new_id() -> str:
@@ -203,18 +202,33 @@ BrowserCmd = Annotated[
 
 
 class Hello(Envelope):
-    """Extension → backend, first message after connecting."""
+    """Extension → backend, first message after connecting. `nonce` is the backend's challenge: its `hello_ok` must
+    prove it holds the pairing token before the extension runs anything."""
 
     type: Literal["hello"] = "hello"
     protocol_version: int
+    # Optional only so that an older extension, which sends none, hears of the version mismatch rather than this.
+    nonce: str | None = Field(default=None, min_length=16, max_length=128)
     extension_version: str = ""
     user_agent: str = ""
 
 
 class HelloOk(Envelope):
+    """The backend's proof over the extension's nonce and its own, and its nonce for the extension's `auth`."""
+
     type: Literal["hello_ok"] = "hello_ok"
     protocol_version: int = PROTOCOL_VERSION
     backend_version: str
+    nonce: str
+    proof: str
+
+
+class Auth(Envelope):
+    """Extension → backend, after checking the backend's proof: the extension's proof over both nonces. The backend
+    counts the extension as connected, and sends commands, only after it."""
+
+    type: Literal["auth"] = "auth"
+    proof: str = Field(max_length=128)
 
 
 class Ping(Envelope):
@@ -654,12 +668,13 @@ ToExtension: TypeAlias = (
     | ReadPage | RunUpdate | TreeUpdate | RunStarted | Done | GateTab | ReleaseRequest | ConfirmRequest | ConfirmClosed
 )
 FromExtension: TypeAlias = (
-    Hello | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply | PageValue
-    | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent | ConfirmAnswer
+    Hello | Auth | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply
+    | PageValue | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent
+    | ConfirmAnswer
 )
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
-    Hello, HelloOk, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
+    Hello, HelloOk, Auth, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
     Observe, Observation, Act, ActResult, Inspect, ElementFactsReply, RunUpdate, TreeUpdate, NetworkRequest, TabEvent,
     DialogEvent, StartRun, RunStarted, StopRun, GateTab, ReleaseRequest, RequestHeld, RequestSent, ConfirmRequest,
     ConfirmAnswer, ConfirmClosed, ReadPage, PageValue,

@@ -12,6 +12,7 @@ from .protocol import (
     ActivateTab,
     ActResult,
     AllowedRequest,
+    Auth,
     AXNode,
     AXProperty,
     AXValue,
@@ -79,9 +80,11 @@ def _node(node_id: str, role: str, name: str, backend: int, children: list[str],
 
 
 EXAMPLES: list[Envelope] = [
-    Hello(id="a1", protocol_version=PROTOCOL_VERSION, extension_version="0.1.0",
-          user_agent="Mozilla/5.0 ... Chrome/156.0"),
-    HelloOk(id="b1", reply_to="a1", backend_version="0.1.0"),
+    Hello(id="a1", protocol_version=PROTOCOL_VERSION, nonce="q0Yt3Vb6Kx8w2LmZ4Rn7Pd1Hs9Jc5Fe",
+          extension_version="0.1.0", user_agent="Mozilla/5.0 ... Chrome/156.0"),
+    HelloOk(id="b1", reply_to="a1", backend_version="0.1.0", nonce="Tg2Wm8Xc4Ka6Nb0Qr3Vd7Lz1Py5Hs9Je",
+            proof="3f5c0a8e9b1d2c4f6a7e8d9c0b1a2f3e4d5c6b7a8f9e0d1c2b3a4f5e6d7c8b9a"),
+    Auth(id="a1b", reply_to="b1", proof="9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b"),
     Ping(id="b2"),
     Pong(id="a2", reply_to="b2"),
     Error(id="b3", reply_to="a9", code="invalid_message",

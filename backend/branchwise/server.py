@@ -24,7 +24,7 @@ from .hostcheck import forbidden, header, host_refusal
 from .link import ExtensionHub
 from .looperrors import Handler, RateLimitedLoopErrors
 from .pairing import tokens_match
-from .protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
+from .protocol import PROTOCOL_VERSION, SUBPROTOCOL
 from .serving import bind
 
 log = logging.getLogger(__name__)
@@ -35,13 +35,7 @@ class Refusal:
 
 
 def offered_token(scope: Scope) -> str | None:
-    """The token, from the WebSocket subprotocol list (browsers cannot set headers) or an HTTP bearer header."""
-    if scope["type"] == "websocket":
-        subprotocols: list[str] = scope.get("subprotocols", [])
-        for proto in subprotocols:
-            if proto.startswith(TOKEN_SUBPROTOCOL_PREFIX):
-                return proto[len(TOKEN_SUBPROTOCOL_PREFIX):]
-        return None
+    """The token from an HTTP bearer header (the WebSocket proves it in its handshake instead, link.py)."""
     auth = header(scope, b"authorization") or ""
     return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
 
@@ -114,9 +108,11 @@ def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:
             await ws.close(code=1002, reason=f"the {SUBPROTOCOL} subprotocol is required")
             return
         await ws.accept(subprotocol=SUBPROTOCOL)
-        await hub.serve(ws)
+        await hub.serve(ws, token)
 
-    app.add_middleware(Guard, config=config, token=token, open_paths=frozenset({"/healthz"}))
+    # The socket carries no token: both ends prove they hold it in the handshake, so a listener that is not
+    # Branchwise never receives it. Host and Origin are still checked at the upgrade.
+    app.add_middleware(Guard, config=config, token=token, open_paths=frozenset({"/healthz", "/ws"}))
     return app
 
 

@@ -1,5 +1,8 @@
-// The WebSocket to the local backend: pairing, version handshake, reconnect with backoff, request/reply correlation.
-import { CommandError, PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, newId } from "./protocol.js";
+// The WebSocket to the local backend: the handshake in which both ends prove they hold the pairing token, version
+// check, reconnect with backoff, request/reply correlation. Nothing the other end sends is run before it has proven
+// itself: whatever listens on the backend's port may not be Branchwise.
+import { newNonce, proof, sameProof } from "./pairing.js";
+import { CommandError, PROTOCOL_VERSION, SUBPROTOCOL, newId } from "./protocol.js";
 import { loadSettings } from "./settings.js";
 import { setConnectionStatus } from "./status.js";
 
@@ -16,7 +19,9 @@ export class Connection {
     this.timer = null;
     this.pending = new Map();
     this.stopped = false;
-    this.refusedVersion = false;
+    this.refusal = false; // why the backend, or what claimed to be it, was refused; retried only slowly
+    this.token = "";
+    this.nonce = "";
   }
 
   async ensure() {
@@ -31,22 +36,25 @@ export class Connection {
     await setConnectionStatus("connecting", backendUrl);
     let ws;
     try {
-      ws = new WebSocket(backendUrl, [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + token]);
+      ws = new WebSocket(backendUrl, [SUBPROTOCOL]);
     } catch (error) {
       await setConnectionStatus("disconnected", `Bad backend address: ${error.message}`);
       return;
     }
     this.ws = ws;
+    this.token = token;
+    this.nonce = newNonce();
     ws.onopen = () => {
       this.sendRaw({
         type: "hello",
         id: newId(),
         protocol_version: PROTOCOL_VERSION,
+        nonce: this.nonce,
         extension_version: chrome.runtime.getManifest().version,
         user_agent: navigator.userAgent,
       });
     };
-    ws.onmessage = (event) => this.receive(event.data);
+    ws.onmessage = (event) => this.receive(event.data, ws, backendUrl);
     ws.onclose = (event) => this.closed(ws, event, backendUrl);
   }
 
@@ -57,23 +65,26 @@ export class Connection {
     for (const { reject } of this.pending.values()) reject(new Error("disconnected from the backend"));
     this.pending.clear();
     let detail = event.reason || "";
-    if (event.code === 4001 || this.refusedVersion) {
-      detail = this.refusedVersion || "protocol version mismatch: update Branchwise";
+    if (this.refusal) {
+      detail = this.refusal;
+    } else if (event.code === 4001) {
+      detail = "protocol version mismatch: update Branchwise";
     } else if (event.code === 4003) {
       detail = "Another Branchwise connection replaced this one.";
     } else if (!detail) {
       detail = await this.diagnose(backendUrl);
     }
-    await setConnectionStatus(this.refusedVersion ? "refused" : "disconnected", detail);
-    this.schedule(this.refusedVersion ? SLOW_RETRY_MS : BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]);
+    await setConnectionStatus(this.refusal ? "refused" : "disconnected", detail);
+    this.schedule(this.refusal ? SLOW_RETRY_MS : BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]);
   }
 
-  // A refused WebSocket handshake looks like a dead server from here; the open /healthz tells the two apart.
+  // A refused WebSocket upgrade looks like a dead server from here; the open /healthz tells the two apart. The backend
+  // refuses an upgrade only for its Host or Origin: a wrong token is found out in the handshake instead.
   async diagnose(backendUrl) {
     const url = new URL(backendUrl);
     try {
       const response = await fetch(`http://${url.host}/healthz`, { signal: AbortSignal.timeout(2000) });
-      if (response.ok) return "The backend refused the connection: check the pairing token in the options.";
+      if (response.ok) return "The backend refused the connection: it expects another extension id or address.";
     } catch {
       // not running
     }
@@ -88,12 +99,45 @@ export class Connection {
   // Settings changed: drop the current socket and connect with the new ones at once.
   async restart() {
     this.attempt = 0;
-    this.refusedVersion = false;
+    this.refusal = false;
     const ws = this.ws;
     this.ws = null;
     this.ready = false;
     if (ws) ws.close(1000, "settings changed");
     await this.ensure();
+  }
+
+  // Before the backend has proven it holds the token, only its hello_ok or an error is read; commands are dropped
+  // unanswered, so a listener that is not Branchwise gets nothing run and learns nothing.
+  async handshake(message, ws, backendUrl) {
+    if (message.type === "error" && (message.code === "version_mismatch" || message.code === "not_paired")) {
+      this.refusal = message.message;
+      await setConnectionStatus("refused", message.message);
+      return;
+    }
+    if (message.type !== "hello_ok") {
+      console.warn(`ignored ${String(message.type)} from ${backendUrl}: it has not proven it is the paired backend`);
+      return;
+    }
+    const { token, nonce } = this;
+    const expected = await proof(token, "backend", String(message.nonce), nonce);
+    if (ws !== this.ws) return;
+    if (!sameProof(message.proof, expected)) {
+      this.refusal = `The program at ${backendUrl} did not prove it holds this pairing token: check the token in the ` +
+        "options (another program may be listening on that port).";
+      ws.close(4004, "backend not proven");
+      return;
+    }
+    this.sendRaw({
+      type: "auth",
+      id: newId(),
+      reply_to: message.id,
+      proof: await proof(token, "extension", nonce, String(message.nonce)),
+    });
+    this.ready = true;
+    this.attempt = 0;
+    this.refusal = false;
+    await setConnectionStatus("connected", `backend ${message.backend_version}`);
   }
 
   sendRaw(message) {
@@ -124,7 +168,8 @@ export class Connection {
     });
   }
 
-  async receive(data) {
+  async receive(data, ws, backendUrl) {
+    if (ws !== this.ws) return;
     let message;
     try {
       message = JSON.parse(data);
@@ -132,15 +177,8 @@ export class Connection {
       this.send({ type: "error", id: newId(), code: "invalid_message", message: "not JSON" });
       return;
     }
-    if (message.type === "hello_ok") {
-      this.ready = true;
-      this.attempt = 0;
-      await setConnectionStatus("connected", `backend ${message.backend_version}`);
-      return;
-    }
-    if (message.type === "error" && message.code === "version_mismatch") {
-      this.refusedVersion = message.message;
-      await setConnectionStatus("refused", message.message);
+    if (!this.ready) {
+      await this.handshake(message, ws, backendUrl);
       return;
     }
     const waiter = message.reply_to && this.pending.get(message.reply_to);

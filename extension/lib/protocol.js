@@ -1,7 +1,6 @@
 // Wire constants shared with the backend (backend/branchwise/protocol.py is the source of truth; a test compares them).
-export const PROTOCOL_VERSION = 9;
+export const PROTOCOL_VERSION = 10;
 export const SUBPROTOCOL = "branchwise";
-export const TOKEN_SUBPROTOCOL_PREFIX = "bw-token.";
 export const DEFAULT_BACKEND_URL = "ws://127.0.0.1:8765/ws";
 
 export function newId() {
