@@ -141,9 +141,10 @@ def test_best_first_scores_states_backtracks_and_answers(tmp_path: Path) -> None
     assert run.result["answer"] == run.expected
     stored = run.stored
     assert stored is not None
-    # States were scored by the value function (20 self-consistency samples each) before search chose among them.
+    # States were scored by the value function (the laptop profile's 5 self-consistency samples each) before search
+    # chose among them.
     values = [v for v in stored.values if v.kind == "value"]
-    assert values and all(len(v.samples) == 20 for v in values)
+    assert values and all(len(v.samples) == 5 for v in values)
     page2 = next(n for n in stored.nodes if "page=2" in n.url)
     assert page2.value == 0.0
     # Paging on was sampled more often, so it ran first; then search went back to press Sort instead.
