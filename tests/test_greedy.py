@@ -285,6 +285,26 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
     # had been asked on the orders page.
     assert [(n.action_text, n.url, n.status) for n in stored.nodes] == [
         ("", "http://shop.test/", "expanded"), ("click [7]", "http://shop.test/orders", "expanded")]
+    # But it had been sent, and nobody knows what it did: `show` says so.
+    assert stored.unfinished_action is not None and stored.unfinished_action.action_text == "scroll [down]"
+    assert "Unknown:   `scroll [down]` was sent to http://shop.test/orders" in format_run(stored)
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_each_action_is_on_record_as_sent_before_it_runs_and_with_its_result_after(
+        scripted: ScriptedModelServer, store: RunStore) -> None:
+    class CheckingEnv(SiteEnv):
+        async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
+            sent = store.load_run("r1").unfinished_action
+            on_record.append(sent.action_text if sent is not None else None)
+            return await super().execute(action)
+
+    on_record: list[str | None] = []
+    result, _ = run_agent(scripted, CheckingEnv(), store)
+    assert result.status == "finished" and on_record == ["click [7]"]
+    assert store.load_run("r1").unfinished_action is None
+    assert [(e.kind, e.action_text, e.note) for e in store.audit_log("r1")] == [
+        ("action_sent", "click [7]", ""), ("action_result", "click [7]", "done")]
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)

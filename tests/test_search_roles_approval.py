@@ -193,12 +193,14 @@ def test_best_first_asks_with_the_element_and_the_reasons_and_records_the_approv
     assert verdicts == [(0, "click [2]", [ADD_REASON], "approved", "script")]
     assert format_run(stored).split("Destructive actions:\n")[1].splitlines() == [
         "  #0 click [2]: approved by script", f"    - {ADD_REASON}"]
-    # The audit log keeps the verdict, the question and the answer, in that order.
+    # The audit log keeps the verdict, the question, the answer, and the action sent and done, in that order.
     add = [e for e in audit_log(tmp_path) if e.action_text == "click [2]"]
     assert [(e.kind, e.node_id, e.action_class, e.reasons, e.url, e.decision, e.decided_by) for e in add] == [
         ("classified", 0, "destructive", [ADD_REASON], PRODUCT_URL, None, None),
         ("asked", 0, "destructive", [ADD_REASON], PRODUCT_URL, None, None),
         ("decided", 0, "destructive", [], PRODUCT_URL, "approved", "script"),
+        ("action_sent", 0, "destructive", [], PRODUCT_URL, None, None),
+        ("action_result", 0, None, [], "", None, None),
     ]
     assert add[1].element == add[2].element == "button 'Add to cart'"
     assert add[0].created_at <= add[1].created_at <= add[2].created_at

@@ -511,3 +511,36 @@ def test_a_store_left_readable_by_an_older_version_is_made_private(tmp_path: Pat
     with RunStore(path):
         pass
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+SEND_AND_CRASH = """
+    import os, signal, sys
+    from pathlib import Path
+    from branchwise.store import AuditRecord, NodeRecord, RunRecord, RunStore
+    store = RunStore(Path(sys.argv[1]))
+    store.start_run(RunRecord(run_id="crashed", task="t"))
+    store.upsert_node(NodeRecord(run_id="crashed", node_id=0, url="http://shop/cart"))
+    for kind, text in (("action_sent", "click [3]"), ("action_result", "click [3]"), ("action_sent", "click [12]")):
+        store.add_audit(AuditRecord(run_id="crashed", kind=kind, node_id=0, action_text=text,
+                                    action_class="destructive", url="http://shop/cart"))
+        if sys.argv[2] == "finished" and text == "click [12]":
+            store.add_audit(AuditRecord(run_id="crashed", kind="action_result", node_id=0, action_text=text))
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("last", ["in flight", "finished"])
+def test_an_action_in_flight_at_a_crash_is_reported_as_of_unknown_outcome(tmp_path: Path, last: str) -> None:
+    path = default_store_path(tmp_path)
+    assert run_python(SEND_AND_CRASH, str(path), last).returncode == -9
+    with RunStore(path) as store:
+        assert store.mark_interrupted() == 1
+        stored = store.load_run("crashed")
+    shown = format_run(stored)
+    if last == "finished":
+        assert stored.unfinished_action is None and "Unknown:" not in shown
+        assert stored.run.reason == "the backend stopped before the run finished"
+        return
+    assert stored.unfinished_action is not None and stored.unfinished_action.action_text == "click [12]"
+    assert "`click [12]` had been sent to the page and its outcome is unknown" in stored.run.reason
+    assert "Unknown:   `click [12]` was sent to http://shop/cart at" in shown

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..actions import Action
 from ..agent.reporting import RunReporter
 from ..core.approval import ApprovalRequest, Decision, covers, element_label
-from ..core.classes import Classification
+from ..core.classes import ActionClass, Classification
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
 from ..safety.postcheck import PostCheck
 from ..store import (
@@ -129,6 +129,18 @@ class SearchTrace:
                 request_method=seen[0].method if seen else "", request_url=seen[0].url if seen else ""))
         if check.verdict != "confirmed":
             await self.progress(f"`{action_text}`: the class is {check.verdict} by what it sent ({check.note})")
+
+    async def action_sent(self, node_id: int, action_text: str, action_class: ActionClass, url: str) -> None:
+        """Written before an action goes to the working tab (a failed write stops the run before it is sent), so a
+        crash while it runs leaves it on record as sent with no result: its outcome is unknown."""
+        if self.store is not None:
+            await self.writer.audit(AuditRecord(run_id=self.run_id, kind="action_sent", node_id=node_id,
+                                                action_text=action_text, action_class=action_class.value, url=url))
+
+    async def action_result(self, node_id: int, action_text: str, error: str) -> None:
+        if self.store is not None:
+            await self.writer.audit(AuditRecord(run_id=self.run_id, kind="action_result", node_id=node_id,
+                                                action_text=action_text, note=error or "done"))
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:

@@ -20,9 +20,10 @@ ActionClassName = Literal["safe", "navigation", "destructive", "terminating"]
 Decision = Literal["approved", "denied", "not_asked"]
 ValueKind = Literal["value", "reward"]
 # What the safety audit log records: verdicts, confirmations asked and answered, mutating requests the network gate saw,
-# held, let through or failed, and the check after an action ran. New kinds are appended; stored rows keep their kind.
+# held, let through or failed, the check after an action ran, and each action sent to the working tab (written before it
+# is sent) with its result. New kinds are appended; stored rows keep their kind.
 AuditKind = Literal["classified", "asked", "decided", "request_seen", "request_held", "request_released",
-                    "request_failed", "post_check"]
+                    "request_failed", "post_check", "action_sent", "action_result"]
 AuditDecision = Literal["approved", "denied", "timeout"]
 
 
@@ -153,6 +154,9 @@ class StoredRun(_Record):
     backtracks: list[BacktrackRecord] = []
     usage: list[UsageRecord] = []
     trajectory: list[int] = []
+    # An action sent to the working tab with no result on record: the run stopped (a crash) while it ran, so whether
+    # it took effect is unknown.
+    unfinished_action: AuditRecord | None = None
 
 
 class TrajectoryStep(_Record):

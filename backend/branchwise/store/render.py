@@ -139,6 +139,11 @@ def format_run(stored: StoredRun) -> str:
         lines.append(f"Answer:    {run.answer}")
     if run.reason:
         lines.append(f"Reason:    {run.reason}")
+    sent = stored.unfinished_action
+    if sent is not None and run.status != "running":
+        lines.append(f"Unknown:   `{_clip(sent.action_text, 80)}` was sent to {sent.url or 'the page'} at "
+                     f"{sent.created_at.astimezone(UTC).strftime('%H:%M:%S')} UTC and no result was recorded: it "
+                     "may or may not have taken effect")
 
     lines += ["", *_usage_lines(stored.usage), ""]
     lines.append(f"Tree ({len(stored.nodes)} nodes, {TRAJECTORY_MARK} = chosen trajectory):")

@@ -396,10 +396,14 @@ class RunStore:
         now = _ts(utc_now())
         with self._lock, self._transaction():
             for run_id in dead:
+                reason = "the backend stopped before the run finished"
+                unfinished = self._unfinished_action(run_id)
+                if unfinished is not None:
+                    reason += (f"; `{unfinished.action_text}` had been sent to the page and its outcome is unknown: "
+                               "look at the tab before doing it again")
                 self._conn.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = CASE WHEN reason = '' "
-                    "THEN 'the backend stopped before the run finished' ELSE reason END "
-                    "WHERE run_id = ? AND status = 'running'", (now, run_id))
+                    "THEN ? ELSE reason END WHERE run_id = ? AND status = 'running'", (now, reason, run_id))
         log.info("marked %d unfinished run(s) as interrupted: %s", len(dead), ", ".join(dead))
         return len(dead)
 
@@ -493,4 +497,14 @@ class RunStore:
                        key=lambda u: _ROLES.index(u.role))
         trajectory = [t["node_id"] for t in rows("SELECT node_id FROM trajectory WHERE run_id = ? ORDER BY position")]
         return StoredRun(run=run, nodes=nodes, classifications=classifications, values=values,
-                         backtracks=backtracks, usage=usage, trajectory=trajectory)
+                         backtracks=backtracks, usage=usage, trajectory=trajectory,
+                         unfinished_action=self._unfinished_action(run_id))
+
+    def _unfinished_action(self, run_id: str) -> AuditRecord | None:
+        """The run's last `action_sent`, unless an `action_result` follows it: an action whose outcome is unknown."""
+        row = self._conn.execute("SELECT * FROM audit WHERE run_id = ? AND kind IN ('action_sent', 'action_result') "
+                                 "ORDER BY id DESC LIMIT 1", (run_id,)).fetchone()
+        if row is None or row["kind"] != "action_sent":
+            return None
+        return AuditRecord(**{**{c: row[c] for c in _AUDIT_COLUMNS}, "seq": row["id"],
+                              "created_at": _dt(row["created_at"]), "reasons": json.loads(row["reasons"])})
