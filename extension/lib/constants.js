@@ -19,6 +19,7 @@ export const ALL_RESOURCE_TYPES = Object.freeze([
 // Session rule ids of a tab (rules.js): the guard's block rule is the tab id itself; its other rules flip one bit of it.
 export const SANDBOX_RULE_BIT = 0x40000000; // the guard's sandbox rule
 export const OPENED_RULE_BIT = 0x20000000; // the block rule of a tab a gated tab opened (gate.js)
+export const CHANNEL_RULE_BIT = 0x10000000; // new WebSocket/WebTransport connections refused during an act (gate.js)
 
 // How long a held request waits for the backend's answer unless `gate_tab {hold_timeout_seconds}` says otherwise.
 export const DEFAULT_HOLD_TIMEOUT_MS = 150000;

@@ -15,15 +15,19 @@
 // - Tabs a gated tab's page opens are gated too: from chrome.tabs.onCreated a block rule (no mutating request leaves),
 //   replaced by the gate once webNavigation confirms the page opened the tab. The new tab's very first request can
 //   leave before either (see protocol/README.md).
+// - A gated tab bypasses service workers (swbypass.js): a worker would send the tab's requests on from its own target,
+//   which this gate does not see. While an act runs, the tab's new WebSocket and WebTransport connections are refused
+//   (withAllowance): what an open connection sends cannot be held.
 // - The backend does not gate guarded tabs (their mutating requests are blocked outright, guard.js), except to hand a
 //   committed speculative tab over: gate first, then lift the guard, so nothing slips out in between.
 // - The gate, the holds and the allowance are in the tab's record (tabstate.js), which persists the gate and the holds;
 //   the holds' timers, and the requests let through (for their redirects), are this worker's own.
 import { childSessions, ensureAttached, onCdpEvent, onChildSession, send } from "./cdp.js";
 import { allowanceOf, findEntry, sameOrigin } from "./allowance.js";
-import { DEFAULT_HOLD_TIMEOUT_MS, OPENED_RULE_BIT, isMutating } from "./constants.js";
+import { CHANNEL_RULE_BIT, DEFAULT_HOLD_TIMEOUT_MS, OPENED_RULE_BIT, isMutating } from "./constants.js";
 import { CommandError, newId } from "./protocol.js";
-import { blockMutatingRule, flippedRuleId } from "./rules.js";
+import { blockChannelsRule, blockMutatingRule, flippedRuleId } from "./rules.js";
+import { syncServiceWorkerBypass } from "./swbypass.js";
 import { findHold, loadTabState, tabState, tabStates, update } from "./tabstate.js";
 
 // Every request is paused, GETs included, and GETs are continued at once. Pausing only the resource types that can
@@ -44,6 +48,11 @@ let loaded = null;
 // The temporary block rule of a tab opened by a gated tab: bit 29 flipped (guard.js uses the id and bit 30).
 export function openedRuleId(tabId) {
   return flippedRuleId(tabId, OPENED_RULE_BIT);
+}
+
+// The rule refusing new WebSocket and WebTransport connections while an act runs in a gated tab: bit 28 flipped.
+export function channelRuleId(tabId) {
+  return flippedRuleId(tabId, CHANNEL_RULE_BIT);
 }
 
 function gateOf(tabId) {
@@ -126,6 +135,7 @@ export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS
     await update(tabId, { type: "gate", on: true, holdTimeoutMs });
     try {
       await enableEverywhere(tabId);
+      await syncServiceWorkerBypass(tabId);
     } catch (error) {
       await update(tabId, { type: "gate", on: false });
       throw error;
@@ -139,26 +149,40 @@ export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS
   for (const entry of childSessions(tabId).values()) {
     await send(tabId, "Fetch.disable", {}, entry.sessionId).catch(() => {});
   }
+  await syncServiceWorkerBypass(tabId).catch((e) => console.warn(`tab ${tabId}: service-worker bypass: ${e.message}`));
 }
 
-// The tab is gone: forget its gate, its holds and its block rule.
+// The tab is gone: forget its gate, its holds and its block rules.
 export async function dropGate(tabId) {
   await loadGate();
   await update(tabId, { type: "gate", on: false });
   await forgetHoldsOf(tabId);
-  await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId)] }).catch(() => {});
+  await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId), channelRuleId(tabId)] })
+    .catch(() => {});
 }
 
 // Runs `fn` (an act command) with the allowance of what the user approved with it (`act {allow}`), until it returns.
 // Every act replaces the tab's allowance, an empty one included: the backend sends the next act only once it stopped
 // waiting for the previous one, so an allowance still running then belongs to nobody.
+//
+// In a gated tab, the act also runs with new WebSocket and WebTransport connections refused: the gate cannot hold
+// what such a connection sends once it is open (a click that opens a chat socket and posts on it).
 export async function withAllowance(tabId, allow, fn) {
   const act = newId();
   update(tabId, { type: "allow", act, entries: allowanceOf(allow) });
+  const channels = gateOf(tabId) ? channelRuleId(tabId) : null;
+  if (channels !== null) {
+    await chrome.declarativeNetRequest.updateSessionRules({
+      removeRuleIds: [channels], addRules: [blockChannelsRule(channels, tabId)],
+    });
+  }
   try {
     return await fn();
   } finally {
     update(tabId, { type: "act_done", act });
+    if (channels !== null) {
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [channels] }).catch(() => {});
+    }
   }
 }
 

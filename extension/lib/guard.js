@@ -20,9 +20,9 @@
 // `condition.tabIds` and live in the browser; whether a tab is guarded is in its record (tabstate.js), which a
 // restarted worker reads back.
 import { CommandError } from "./protocol.js";
-import { ensureAttached, send } from "./cdp.js";
 import { SANDBOX_RULE_BIT } from "./constants.js";
 import { blockMutatingRule, flippedRuleId } from "./rules.js";
+import { syncServiceWorkerBypass } from "./swbypass.js";
 import { isLoaded, loadTabState, tabState, update } from "./tabstate.js";
 // Every sandbox token but allow-popups (allow-popups-to-escape-sandbox is moot without it; allow-top-navigation
 // includes allow-top-navigation-by-user-activation).
@@ -53,19 +53,6 @@ export function guardRules(tabId) {
   ];
 }
 
-// Layer 3: the tab's own debugger session bypasses service workers (needs the Network domain enabled; no response
-// bodies are kept). The setting lives in the browser with the attachment, so it outlives a restarted worker.
-async function bypassServiceWorkers(tabId, bypass) {
-  await ensureAttached(tabId);
-  if (bypass) {
-    await send(tabId, "Network.enable", { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
-    await send(tabId, "Network.setBypassServiceWorker", { bypass: true });
-  } else {
-    await send(tabId, "Network.setBypassServiceWorker", { bypass: false });
-    await send(tabId, "Network.disable");
-  }
-}
-
 // `debuggee: false` sets the rules only (a tab not handed over yet must not get a debugger attached).
 export async function setGuard(tabId, guarded, { debuggee = true } = {}) {
   if (!isLoaded()) await loadTabState();
@@ -83,10 +70,10 @@ export async function setGuard(tabId, guarded, { debuggee = true } = {}) {
   await saved;
   if (!debuggee) return;
   try {
-    await bypassServiceWorkers(tabId, guarded);
+    await syncServiceWorkerBypass(tabId);
   } catch (error) {
     // Guarding fails closed (the rules stay, the caller hears of it); a lifted guard whose bypass lingers only keeps
-    // the site's service worker out of the tab until it is detached.
+    // the site's service worker out of the tab until it is detached. A gated tab keeps its bypass (swbypass.js).
     const reason = error?.message || error;
     if (guarded) throw new CommandError("internal", `could not keep service workers out of tab ${tabId}: ${reason}`);
     console.warn(`tab ${tabId}: service-worker bypass not lifted: ${reason}`);

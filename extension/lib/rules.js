@@ -21,3 +21,13 @@ export function blockMutatingRule(id, tabId) {
     },
   };
 }
+
+// Refuses the tab's new WebSocket and WebTransport connections (their opening request; connections already open stay).
+export function blockChannelsRule(id, tabId) {
+  return {
+    id,
+    priority: 1,
+    action: { type: "block" },
+    condition: { tabIds: [tabId], resourceTypes: ["websocket", "webtransport"] },
+  };
+}
