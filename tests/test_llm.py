@@ -101,6 +101,21 @@ def test_refused_n_falls_back_to_parallel_requests_and_is_remembered() -> None:
         assert first.usage.calls == 3 and second.usage.calls == 2
 
 
+def test_a_server_that_refuses_stream_options_is_asked_without_them_from_then_on() -> None:
+    async def run(server: ScriptedModelServer) -> tuple[Completion, Completion, LLMClient]:
+        async with LLMClient(config_for(server)) as client:
+            return await client.complete(MESSAGES), await client.complete(MESSAGES), client
+
+    with ScriptedModelServer(SCRIPT, ServerConfig(refuse_stream_options=True)) as server:
+        first, second, client = asyncio.run(run(server))
+        assert first.text == "a" and second.text
+        # One refused request, then none asks for the field again; the refusal is no retry, and tokens are still
+        # counted (from the text).
+        assert [(r.stream_usage, r.status) for r in server.requests()] == [(True, 400), (False, 200), (False, 200)]
+        assert (client.usage.calls, client.usage.retries) == (2, 0)
+        assert first.usage.prompt_tokens > 0
+
+
 def test_too_few_choices_are_topped_up_with_parallel_requests() -> None:
     with ScriptedModelServer(SCRIPT, ServerConfig(ignore_n=True)) as server:
         completion, client = complete(config_for(server), n=3)

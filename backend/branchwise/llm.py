@@ -178,6 +178,13 @@ def _connection_cause(exc: openai.APIConnectionError) -> str:
     return str(chain[-1]).strip() or "connection error"
 
 
+def _refuses_stream_options(exc: openai.APIError) -> bool:
+    """A 400 naming `stream_options`: a server that refuses fields it does not know (vLLM before 0.4.3)."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
+        return False
+    return exc.param == "stream_options" or "stream_options" in _server_detail(exc)
+
+
 def _is_retryable(exc: openai.APIError) -> bool:
     if isinstance(exc, openai.APIConnectionError):
         return True
@@ -258,6 +265,8 @@ class LLMClient:
         self._usage = Usage()
         # None until the server shows whether it honours n > 1.
         self._n_supported: bool | None = None
+        # Usage in the stream's last chunk is asked for until the server refuses the field (then counted from text).
+        self._stream_usage = True
         self._tokenizer_works = True
 
     @property
@@ -379,6 +388,11 @@ class LLMClient:
                 async with self._semaphore:
                     completion = await self._request(payload, sampling)
             except openai.APIError as exc:
+                if self._stream_usage and _refuses_stream_options(exc):
+                    logger.info("model server at %s does not take stream_options (%s); tokens are counted from the "
+                                "text instead", self._config.base_url, _describe(exc))
+                    self._stream_usage = False
+                    continue
                 if not _is_retryable(exc) or attempt >= self._config.max_retries:
                     raise self._to_llm_error(exc, attempt + 1) from exc
                 delay = self._backoff(attempt)
@@ -410,7 +424,7 @@ class LLMClient:
             top_logprobs=sampling.top_logprobs if sampling.logprobs and sampling.top_logprobs is not None else omit,
             stop=list(sampling.stop) if sampling.stop else omit,
             stream=True,
-            stream_options={"include_usage": True},
+            stream_options={"include_usage": True} if self._stream_usage else omit,
             extra_body={"return_progress": True} if self._config.prompt_progress else None,
         )
         answer = _StreamedAnswer()

@@ -123,6 +123,7 @@ def _record(
             logprobs=bool(request.logprobs),
             top_logprobs=request.top_logprobs,
             stream=bool(request.stream),
+            stream_usage=bool(request.stream_options and request.stream_options.include_usage),
             status=status,
             rule=selection.rule if selection else None,
             fallback=selection.fallback if selection else False,
@@ -196,6 +197,10 @@ def create_app(state: ServerState) -> FastAPI:
         if request.choice_count < 1:
             _record(state, request, 400, None, [])
             return error_response(400, "n must be at least 1", param="n")
+        if config.refuse_stream_options and request.stream_options is not None:
+            _record(state, request, 400, None, [])
+            return error_response(400, "1 validation error for ChatCompletionRequest\nstream_options\n  extra fields "
+                                       "not permitted (type=value_error.extra)", param="stream_options")
         if config.refuse_n and request.choice_count > 1:
             _record(state, request, 400, None, [])
             return error_response(400, "Only one completion choice is allowed (n must be 1)", param="n")

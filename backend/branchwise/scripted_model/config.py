@@ -15,6 +15,8 @@ class ServerConfig(BaseModel):
     refuse_n: bool = False
     # Behave like servers that silently ignore n and always return one choice.
     ignore_n: bool = False
+    # Behave like servers that refuse fields they do not know, as vLLM before 0.4.3 refused `stream_options`.
+    refuse_stream_options: bool = False
     # Behave like llama.cpp's server with this context: /props and /tokenize (tokens = characters / 4) answer, and a
     # prompt longer than the context is refused with HTTP 400 as llama.cpp does. None: an OpenAI-like server.
     context_tokens: int | None = Field(default=None, ge=1)

@@ -30,6 +30,8 @@ class RecordedRequest(BaseModel):
     logprobs: bool
     top_logprobs: int | None
     stream: bool
+    # Whether the request asked for usage in the stream's last chunk (`stream_options.include_usage`).
+    stream_usage: bool = False
     status: int
     rule: str | None
     fallback: bool
