@@ -8,6 +8,7 @@ from branchwise.policy.prompts import (
     MIN_OBSERVATION_TOKENS,
     PROMPT_FRAME_TOKENS,
     format_user_turn,
+    newest_lines,
     system_prompt,
     truncate_observation,
 )
@@ -121,3 +122,23 @@ def test_the_pages_share_follows_the_models_context() -> None:
         LLMConfig(context_tokens=16_384)).max_observation_tokens == 16_384 - 384 - PROMPT_FRAME_TOKENS
     assert PromptConfig(max_observation_tokens=20_000).fitted(
         LLMConfig(context_tokens=32_768)).max_observation_tokens == 20_000
+
+
+def test_the_history_and_examples_budgets_shrink_with_a_small_context() -> None:
+    config = PromptConfig()
+    big = config.fitted(LLMConfig(context_tokens=32_768))
+    assert (big.max_history_tokens, big.max_examples_tokens) == (300, 500)
+    laptop = config.fitted(LLMConfig(context_tokens=4096))
+    assert (laptop.max_history_tokens, laptop.max_examples_tokens) == (150, 250)
+    tiny = config.fitted(LLMConfig(context_tokens=1024))
+    assert (tiny.max_history_tokens, tiny.max_examples_tokens) == (100, 150)
+    # The frame they live in is what the page's share leaves room for.
+    assert laptop.max_history_tokens + laptop.max_examples_tokens < PROMPT_FRAME_TOKENS - 1000
+
+
+def test_newest_lines_keep_the_latest_steps_and_say_how_many_are_left_out() -> None:
+    lines = [f"{i}. click [{i}] (seen: {'x' * 40})" for i in range(1, 11)]
+    kept = newest_lines(lines, 200)
+    assert kept[0] == "(7 earlier actions not shown)" and kept[1:] == lines[-3:]
+    assert newest_lines(lines, 10_000) == lines
+    assert newest_lines(["1. " + "y" * 500], 100) == ["1. " + "y" * 96 + "…"]

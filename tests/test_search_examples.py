@@ -14,6 +14,7 @@ from branchwise.search.examples import (
     ExampleIndex,
     RetrievalConfig,
     examples_block,
+    fit_examples,
     load_examples,
 )
 from branchwise.search.generate import DEFAULT_VARIATIONS, GenerationConfig, GenerationInput, variation_messages
@@ -131,3 +132,11 @@ def test_a_store_that_cannot_be_read_gives_no_examples(tmp_path: Path, caplog: p
     store.close()
     assert asyncio.run(load_examples(store, RetrievalConfig(), "me")) is None
     assert "could not read past runs" in caplog.text
+
+
+def test_examples_that_do_not_fit_are_left_out_least_similar_first() -> None:
+    block = examples_block([Example(f"task {i}", "http://shop.test/", "x" * 100, f"click [{i}]", 1.0) for i in (1, 2)])
+    assert fit_examples(block, len(block)) == block
+    first = fit_examples(block, len(block) - 1)
+    assert "1. Task: task 1" in first and "task 2" not in first
+    assert fit_examples(block, 50) == ""

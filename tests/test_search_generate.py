@@ -7,8 +7,11 @@ import asyncio
 import pytest
 
 from branchwise.actions import Click, Type
+from branchwise.llm import LLMConfig
 from branchwise.observation import PageView
+from branchwise.policy.prompts import PromptConfig
 from branchwise.search.candidates import Candidate
+from branchwise.search.examples import Example, examples_block
 from branchwise.search.generate import (
     DEFAULT_VARIATIONS,
     GenerationConfig,
@@ -211,3 +214,20 @@ def test_only_addresses_are_checked_and_only_after_the_page_checks_pass() -> Non
     candidates, _ = asyncio.run(generate_candidates(RoleModel(fake, "policy"), data(), single(), VIEW, check))
     assert [c.action_text for c in candidates] == ["click [1]"]
     assert check.asked == []
+
+
+def test_history_and_retrieved_examples_stay_within_their_budgets_newest_and_most_similar_first() -> None:
+    long_steps = [HistoryEntry(summary="s" * 300, action=f"click [{100 + i}]") for i in range(1, 6)]
+    examples = examples_block([Example(f"task {i}", f"http://site/{i}", "t" * 200, f"click [{i}]", 1 - i / 10)
+                               for i in range(1, 6)])
+    prompt = PromptConfig().fitted(LLMConfig(context_tokens=4096))  # history 150 tokens, examples 250
+    data = GenerationInput(task="Find running shoes", observation=VIEW.text, url=VIEW.url, history=long_steps,
+                           examples_block=examples)
+    [*_, user] = variation_messages(data, Variation(name="x", history=5, examples=True),
+                                    GenerationConfig(prompt=prompt))
+    history = user.content.split("PREVIOUS ACTION:")[1]
+    assert len(history) <= 150 * 4 + 1 and "5. click [105]" in history and "1. click [101]" not in history
+    assert "earlier actions not shown" in history
+    shown = user.content.split("OBJECTIVE: ")[1].split("\nPREVIOUS ACTION:")[0]
+    assert "1. Task: task 1" in shown and "5. Task: task 5" not in shown  # the least similar go first
+    assert len(shown) - len("Find running shoes\n") <= 250 * 4

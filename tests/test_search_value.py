@@ -99,6 +99,15 @@ def test_messages_carry_task_history_answer_url_and_page() -> None:
     assert "$279.49" in with_answer and NO_HISTORY in with_answer
 
 
+def test_a_long_history_keeps_its_latest_actions_within_the_budget() -> None:
+    actions = [f"type [{i}] [{'a long query ' * 5}] [1]" for i in range(1, 41)]
+    user = build_value_messages("t", "obs", "http://x", actions, None, config=ValueConfig(max_history_tokens=100))[1]
+    assert "40. type [40]" in user.content and "1. type [1]" not in user.content
+    kept = [line for line in user.content.splitlines() if line[:1].isdigit() and ". type [" in line]
+    assert f"({40 - len(kept)} earlier actions not shown)" in user.content
+    assert sum(len(line) + 1 for line in kept) <= 100 * 4
+
+
 def test_long_observations_are_truncated() -> None:
     config = ValueConfig(max_observation_tokens=10)
     page = "\n".join(f"[{i}] StaticText 'line {i}'" for i in range(200))

@@ -7,6 +7,7 @@ every user turn carries OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -17,10 +18,15 @@ from ..llm import ChatMessage, LLMConfig
 TRUNCATION_MARKER = "[... observation truncated here: the rest of the page is not shown ...]"
 NO_PREVIOUS_ACTION = "None"
 # What a policy prompt holds besides the page, in tokens: the system message and two worked examples (~1,000), the
-# task, the history, the rephrased task and retrieved examples.
+# task and the rephrased task (~200), the history and the retrieved examples (their budgets below, at most 800).
 PROMPT_FRAME_TOKENS = 2000
 # However small the context, the page gets at least this much (the prompt is then cut to fit before it is sent).
 MIN_OBSERVATION_TOKENS = 256
+# The context the history's and the examples' default budgets are sized for; a smaller one shrinks them in proportion,
+# down to the minimums (a 4,096-token local model: 150 and 250 tokens).
+REFERENCE_CONTEXT_TOKENS = 8192
+MIN_HISTORY_TOKENS = 100
+MIN_EXAMPLES_TOKENS = 150
 
 
 class PromptConfig(BaseModel):
@@ -29,18 +35,29 @@ class PromptConfig(BaseModel):
     # WebArena's CoT agent cuts at 1920 tokens for a 4k context; today's models take more, as LM tree search does.
     # The most a page may take; a smaller model context lowers it (`fitted`).
     max_observation_tokens: int = Field(default=3840, ge=1)
+    # The most the previous actions (with what each showed) and the retrieved examples may take; the oldest actions and
+    # the least similar examples go first.
+    max_history_tokens: int = Field(default=300, ge=1)
+    max_examples_tokens: int = Field(default=500, ge=1)
     # Token counts are estimated from characters to stay tokenizer-free.
     chars_per_token: int = Field(default=4, ge=1)
     # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.
     homepage_url: str | None = None
 
     def fitted(self, model: LLMConfig) -> PromptConfig:
-        """These settings with the page's share cut to what the model's context leaves after the prompt's frame and
-        the answer."""
+        """These settings sized to the model's context: the page gets what the context leaves after the prompt's frame
+        and the answer; a context smaller than 8,192 tokens shrinks the history's and the examples' budgets with it."""
         room = model.context_tokens - model.max_tokens - PROMPT_FRAME_TOKENS
-        budget = max(MIN_OBSERVATION_TOKENS, min(self.max_observation_tokens, room))
-        return self if budget == self.max_observation_tokens else self.model_copy(
-            update={"max_observation_tokens": budget})
+        share = min(1.0, model.context_tokens / REFERENCE_CONTEXT_TOKENS)
+        update = {
+            "max_observation_tokens": max(MIN_OBSERVATION_TOKENS, min(self.max_observation_tokens, room)),
+            "max_history_tokens": max(min(MIN_HISTORY_TOKENS, self.max_history_tokens),
+                                      round(self.max_history_tokens * share)),
+            "max_examples_tokens": max(min(MIN_EXAMPLES_TOKENS, self.max_examples_tokens),
+                                       round(self.max_examples_tokens * share)),
+        }
+        changed = {k: v for k, v in update.items() if getattr(self, k) != v}
+        return self.model_copy(update=changed) if changed else self
 
 
 @dataclass(frozen=True)
@@ -123,6 +140,20 @@ def truncate_observation(observation: str, config: PromptConfig) -> str:
     if line_end >= room // 2:
         head = head[:line_end]
     return f"{head}\n{TRUNCATION_MARKER}"
+
+
+def newest_lines(lines: Sequence[str], max_chars: int) -> list[str]:
+    """The last lines that fit `max_chars` (the last one always, cut if it alone is too long), after a line saying how
+    many are left out: a history that keeps its most recent steps."""
+    kept = list(lines)
+    while len(kept) > 1 and sum(len(line) + 1 for line in kept) > max_chars:
+        kept.pop(0)
+    if kept and len(kept[0]) > max_chars:
+        kept[0] = kept[0][: max(max_chars - 1, 0)] + "…"
+    left_out = len(lines) - len(kept)
+    if left_out > 0:
+        kept.insert(0, f"({left_out} earlier action{'s' if left_out > 1 else ''} not shown)")
+    return kept
 
 
 def format_user_turn(objective: str, observation: str, url: str, previous_action: str | None) -> str:

@@ -218,9 +218,10 @@ class _Run:
         if node.id in self.proposals:
             return list(self.proposals[node.id])
         ctx = self.ctx
-        messages = build_cot_messages(ctx.task, node.text, node.url,
-                                      history_text(history_of(ctx, node), self.config.history),
-                                      config=self.config.prompt.fitted(ctx.roles.policy.config))
+        prompt = self.config.prompt.fitted(ctx.roles.policy.config)
+        history = history_text(history_of(ctx, node), self.config.history,
+                               prompt.max_history_tokens * prompt.chars_per_token)
+        messages = build_cot_messages(ctx.task, node.text, node.url, history, config=prompt)
         # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)

@@ -115,6 +115,15 @@ def examples_block(examples: Sequence[Example]) -> str:
     return "\n".join(lines)
 
 
+def fit_examples(block: str, max_chars: int) -> str:
+    """The block with its last (least similar) examples left out until it fits `max_chars`; empty when not even the
+    first fits."""
+    heading, *examples = re.split(r"\n(?=\d+\. Task: )", block)
+    while examples and len(heading) + sum(len(e) + 1 for e in examples) > max_chars:
+        examples.pop()
+    return "\n".join([heading, *examples]) if examples else ""
+
+
 async def load_examples(store: RunStore, config: RetrievalConfig, exclude_run: str) -> ExampleIndex | None:
     """The pool from the store's finished runs, built off the event loop; None when retrieval is off or the store
     cannot be read (a run without examples is still a run)."""

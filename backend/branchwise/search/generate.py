@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import Action, ActionParseError, Goto, NewTab, parse_response
 from ..llm import ChatMessage
 from ..observation import PageView
-from ..policy.prompts import PromptConfig, build_cot_messages
+from ..policy.prompts import PromptConfig, build_cot_messages, newest_lines
 from ..safety.secrets import SecretKeeper
 from .candidates import Candidate
+from .examples import fit_examples
 from .roles import RoleModel
 from .urlcheck import UrlCheck
 from .validate import ActionSpace, mistake_of, validate_action
@@ -78,24 +79,30 @@ class GenerationFailure:
     errors: tuple[str, ...]
 
 
-def history_text(history: Sequence[HistoryEntry], window: int) -> str | None:
+def history_text(history: Sequence[HistoryEntry], window: int, max_chars: int | None = None) -> str | None:
+    """The last `window` actions, numbered, each with what its page showed; within `max_chars`, the oldest go first
+    (the newest always stays, cut if it alone is too long) and a line says how many are left out."""
     recent = list(history)[-window:] if window else []
     if not recent:
         return None
     first = len(history) - len(recent) + 1
     lines = [f"{first + i}. {entry.action}" + (f" (seen: {entry.summary})" if entry.summary else "")
              for i, entry in enumerate(recent)]
+    if max_chars is not None:
+        lines = newest_lines(lines, max_chars)
     return "\n" + "\n".join(lines)
 
 
 def variation_messages(data: GenerationInput, variation: Variation, config: GenerationConfig) -> list[ChatMessage]:
+    prompt = config.prompt
     objective = data.task
     if variation.rephrased and data.rephrased_block:
         objective = f"{objective}\n{data.rephrased_block}"
     if variation.examples and data.examples_block:
-        objective = f"{objective}\n{data.examples_block}"
-    return build_cot_messages(objective, data.observation, data.url, history_text(data.history, variation.history),
-                              config=config.prompt)
+        block = fit_examples(data.examples_block, prompt.max_examples_tokens * prompt.chars_per_token)
+        objective = f"{objective}\n{block}" if block else objective
+    history = history_text(data.history, variation.history, prompt.max_history_tokens * prompt.chars_per_token)
+    return build_cot_messages(objective, data.observation, data.url, history, config=prompt)
 
 
 async def _check(action: Action, page: PageView | None, space: ActionSpace, url_check: UrlCheck | None) -> str | None:

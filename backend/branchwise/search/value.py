@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..chat_model import ChatModel, fill_template, load_prompt
-from ..llm import ChatMessage
-from ..policy.prompts import PromptConfig, truncate_observation
+from ..llm import CHARS_PER_TOKEN, ChatMessage
+from ..policy.prompts import PromptConfig, newest_lines, truncate_observation
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,8 @@ class ValueConfig(BaseModel):
     max_tokens: int = Field(default=512, ge=16)
     # LM tree search cut text observations at 3840 tokens.
     max_observation_tokens: int = Field(default=3840, ge=1)
+    # The actions so far, oldest left out first beyond this.
+    max_history_tokens: int = Field(default=300, ge=1)
     # How much of each raw answer a ValueScore keeps, for logs and the UI.
     keep_text_chars: int = Field(default=600, ge=0)
 
@@ -61,10 +63,11 @@ class ValueScore:
     texts: tuple[str, ...]
 
 
-def _numbered(history: Sequence[str]) -> str:
+def _numbered(history: Sequence[str], max_chars: int) -> str:
+    """Every action, numbered; within `max_chars` the oldest go first and a line says how many."""
     if not history:
         return NO_HISTORY
-    return "\n".join(f"{i}. {action}" for i, action in enumerate(history, start=1))
+    return "\n".join(newest_lines([f"{i}. {action}" for i, action in enumerate(history, start=1)], max_chars))
 
 
 def build_value_messages(
@@ -84,7 +87,7 @@ def build_value_messages(
         load_prompt("value_user.txt"),
         {
             "task": task.strip(),
-            "history": _numbered(history),
+            "history": _numbered(history, config.max_history_tokens * CHARS_PER_TOKEN),
             "answer": answer.strip() if answer is not None and answer.strip() else NO_ANSWER,
             "url": url,
             "observation": observation.rstrip(),
