@@ -127,13 +127,13 @@ def test_the_pages_share_follows_the_models_context() -> None:
 def test_the_history_and_examples_budgets_shrink_with_a_small_context() -> None:
     config = PromptConfig()
     big = config.fitted(LLMConfig(context_tokens=32_768))
-    assert (big.max_history_tokens, big.max_examples_tokens) == (300, 500)
+    assert (big.max_history_tokens, big.max_examples_tokens) == (400, 600)
     laptop = config.fitted(LLMConfig(context_tokens=4096))
-    assert (laptop.max_history_tokens, laptop.max_examples_tokens) == (150, 250)
+    assert (laptop.max_history_tokens, laptop.max_examples_tokens) == (200, 300)
     tiny = config.fitted(LLMConfig(context_tokens=1024))
     assert (tiny.max_history_tokens, tiny.max_examples_tokens) == (100, 150)
     # The frame they live in is what the page's share leaves room for.
-    assert laptop.max_history_tokens + laptop.max_examples_tokens < PROMPT_FRAME_TOKENS - 1000
+    assert big.max_history_tokens + big.max_examples_tokens <= PROMPT_FRAME_TOKENS - 1000
 
 
 def test_newest_lines_keep_the_latest_steps_and_say_how_many_are_left_out() -> None:

@@ -220,14 +220,27 @@ def test_history_and_retrieved_examples_stay_within_their_budgets_newest_and_mos
     long_steps = [HistoryEntry(summary="s" * 300, action=f"click [{100 + i}]") for i in range(1, 6)]
     examples = examples_block([Example(f"task {i}", f"http://site/{i}", "t" * 200, f"click [{i}]", 1 - i / 10)
                                for i in range(1, 6)])
-    prompt = PromptConfig().fitted(LLMConfig(context_tokens=4096))  # history 150 tokens, examples 250
+    prompt = PromptConfig().fitted(LLMConfig(context_tokens=4096))  # history 200 tokens, examples 300
     data = GenerationInput(task="Find running shoes", observation=VIEW.text, url=VIEW.url, history=long_steps,
                            examples_block=examples)
     [*_, user] = variation_messages(data, Variation(name="x", history=5, examples=True),
                                     GenerationConfig(prompt=prompt))
     history = user.content.split("PREVIOUS ACTION:")[1]
-    assert len(history) <= 150 * 4 + 1 and "5. click [105]" in history and "1. click [101]" not in history
+    assert len(history) <= 200 * 4 + 1 and "5. click [105]" in history and "1. click [101]" not in history
     assert "earlier actions not shown" in history
     shown = user.content.split("OBJECTIVE: ")[1].split("\nPREVIOUS ACTION:")[0]
     assert "1. Task: task 1" in shown and "5. Task: task 5" not in shown  # the least similar go first
-    assert len(shown) - len("Find running shoes\n") <= 250 * 4
+    assert len(shown) - len("Find running shoes\n") <= 300 * 4
+
+
+def test_at_the_default_context_weboperators_five_steps_and_five_examples_are_shown_whole() -> None:
+    full_steps = [HistoryEntry(summary="s" * 240, action=f"click [{100 + i}]") for i in range(1, 6)]
+    examples = examples_block([Example("Find the cheapest red mug in the kitchen section", "http://shop.test/kitchen/mugs",
+                                       "t" * 240, f"click [{i}]", 1 - i / 10) for i in range(1, 6)])
+    data = GenerationInput(task="Find running shoes", observation=VIEW.text, url=VIEW.url, history=full_steps,
+                           examples_block=examples)
+    prompt = PromptConfig().fitted(LLMConfig(context_tokens=8192))
+    [*_, user] = variation_messages(data, Variation(name="x", history=5, examples=True),
+                                    GenerationConfig(prompt=prompt))
+    assert "not shown" not in user.content and "1. click [101]" in user.content
+    assert examples in user.content

@@ -18,12 +18,12 @@ from ..llm import ChatMessage, LLMConfig
 TRUNCATION_MARKER = "[... observation truncated here: the rest of the page is not shown ...]"
 NO_PREVIOUS_ACTION = "None"
 # What a policy prompt holds besides the page, in tokens: the system message and two worked examples (~1,000), the
-# task and the rephrased task (~200), the history and the retrieved examples (their budgets below, at most 800).
+# task and the rephrased task (~200), the history and the retrieved examples (their budgets below, at most 1,000).
 PROMPT_FRAME_TOKENS = 2000
 # However small the context, the page gets at least this much (the prompt is then cut to fit before it is sent).
 MIN_OBSERVATION_TOKENS = 256
 # The context the history's and the examples' default budgets are sized for; a smaller one shrinks them in proportion,
-# down to the minimums (a 4,096-token local model: 150 and 250 tokens).
+# down to the minimums (a 4,096-token local model: 200 and 300 tokens).
 REFERENCE_CONTEXT_TOKENS = 8192
 MIN_HISTORY_TOKENS = 100
 MIN_EXAMPLES_TOKENS = 150
@@ -36,9 +36,10 @@ class PromptConfig(BaseModel):
     # The most a page may take; a smaller model context lowers it (`fitted`).
     max_observation_tokens: int = Field(default=3840, ge=1)
     # The most the previous actions (with what each showed) and the retrieved examples may take; the oldest actions and
-    # the least similar examples go first.
-    max_history_tokens: int = Field(default=300, ge=1)
-    max_examples_tokens: int = Field(default=500, ge=1)
+    # the least similar examples go first. 400 and 600 hold WebOperator's five steps (240-character summaries) and
+    # five examples (240-character thoughts) whole.
+    max_history_tokens: int = Field(default=400, ge=1)
+    max_examples_tokens: int = Field(default=600, ge=1)
     # Token counts are estimated from characters to stay tokenizer-free.
     chars_per_token: int = Field(default=4, ge=1)
     # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.

@@ -48,7 +48,7 @@ class ValueConfig(BaseModel):
     # LM tree search cut text observations at 3840 tokens.
     max_observation_tokens: int = Field(default=3840, ge=1)
     # The actions so far, oldest left out first beyond this.
-    max_history_tokens: int = Field(default=300, ge=1)
+    max_history_tokens: int = Field(default=400, ge=1)
     # How much of each raw answer a ValueScore keeps, for logs and the UI.
     keep_text_chars: int = Field(default=600, ge=0)
 
