@@ -48,6 +48,7 @@ bench: setup
 	$(BIN)/python -m branchwise.bench.safety
 	$(BIN)/python -m branchwise.bench.gate
 	$(BIN)/python -m branchwise.bench.adversarial
+	$(BIN)/python -m branchwise.bench.faults
 
 # The strategies on the task suite with the simulated model (about 45 min per error rate for both splits on 2 cores).
 E ?= 0.3

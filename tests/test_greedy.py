@@ -17,6 +17,7 @@ from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.cli import RunOptions, build_agent
 from branchwise.core.approval import DenyApprover
+from branchwise.link import ExtensionError, LinkTimeout
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
 from branchwise.safety.gate import NetworkGate
@@ -305,6 +306,24 @@ def test_each_action_is_on_record_as_sent_before_it_runs_and_with_its_result_aft
     assert store.load_run("r1").unfinished_action is None
     assert [(e.kind, e.action_text, e.note) for e in store.audit_log("r1")] == [
         ("action_sent", "click [7]", ""), ("action_result", "click [7]", "done")]
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+@pytest.mark.parametrize(("error", "reason"), [
+    (ExtensionError("tab_closed", "tab 7 was closed"), "stopped: the working tab was closed; nothing more was done"),
+    (LinkTimeout("no Branchwise extension connected within 45 s"),
+     "stopped: the extension went away and did not come back (no Branchwise extension connected within 45 s)"),
+    (ExtensionError("cdp_error", "Input.dispatchMouseEvent: Detached"),
+     "stopped: the extension could not go on (cdp_error: Input.dispatchMouseEvent: Detached)"),
+])
+def test_a_browser_that_cannot_go_on_stops_the_run_with_the_reason_in_the_users_terms(
+        scripted: ScriptedModelServer, error: ExtensionError, reason: str) -> None:
+    class FailingEnv(SiteEnv):
+        async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
+            raise error
+
+    result, _ = run_agent(scripted, FailingEnv())
+    assert (result.status, result.reason) == ("failed", reason)
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)

@@ -50,8 +50,9 @@ R = TypeVar("R", bound=Envelope)
 
 class BrowserConfig(BaseModel):
     connect_timeout_seconds: float = 60.0
-    # The MV3 worker reconnects within ~0.2 s after a restart (docs/platform.md); give it a generous grace period.
-    reconnect_grace_seconds: float = 15.0
+    # The MV3 worker reconnects within ~0.2 s after a restart (docs/platform.md), but a worker that was stopped waits
+    # for an event to wake it: at the latest its 30 s alarm. Longer than that, so a run outlives a stopped worker.
+    reconnect_grace_seconds: float = 45.0
     observe_timeout_seconds: float = 60.0
     act_timeout_seconds: float = 45.0
     inspect_timeout_seconds: float = 15.0

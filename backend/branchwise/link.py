@@ -387,6 +387,8 @@ class ExtensionHub:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        # Where the backend listens; the server sets it once bound (the config says 0 when the system picks the port).
+        self.port = config.port
         self._link: ExtensionLink | None = None
         self._changed = asyncio.Condition()
         self._event_listeners: list[Callable[[BrowserEvent], None]] = []
@@ -420,7 +422,7 @@ class ExtensionHub:
         except TimeoutError as exc:
             raise LinkTimeout(
                 f"no Branchwise extension connected within {timeout:.0f} s: is the extension installed and paired "
-                f"with ws://127.0.0.1:{self.config.port}/ws?"
+                f"with ws://127.0.0.1:{self.port}/ws?"
             ) from exc
 
     async def serve(self, ws: WebSocket, token: str) -> None:

@@ -123,6 +123,7 @@ class BackendServer:
         if config.host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"refusing to bind {config.host}: the backend listens on loopback only")
         self.config = config
+        self._hub = hub
         self.app = create_app(config, hub, token)
         self._server = uvicorn.Server(
             uvicorn.Config(
@@ -149,7 +150,7 @@ class BackendServer:
         self._loop_errors = (loop, previous)
         loop.set_exception_handler(RateLimitedLoopErrors(then=previous))
         sock = bind(self.config.host, self.config.port)
-        self.port = sock.getsockname()[1]
+        self.port = self._hub.port = sock.getsockname()[1]
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:
             if self._task.done():

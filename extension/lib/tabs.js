@@ -57,8 +57,9 @@ async function requireMember(tabId) {
   }
 }
 
+// A tab that is gone is reported as closed, handed over or not: its record goes when it closes, and "not handed over"
+// would send the user looking for the wrong cause.
 export async function requireHanded(tabId) {
-  await requireMember(tabId);
   let tab;
   try {
     tab = await chrome.tabs.get(tabId);
@@ -66,6 +67,7 @@ export async function requireHanded(tabId) {
     await letGo(tabId);
     throw new CommandError("tab_closed", `tab ${tabId} was closed`);
   }
+  await requireMember(tabId);
   if (isForbiddenUrl(tab.url || tab.pendingUrl)) {
     throw new CommandError("tab_not_handed_over", `Branchwise does not read or act on ${tab.url}`);
   }

@@ -21,6 +21,7 @@ from ..core.classes import ActionClassifier
 from ..core.mistakes import describe_mistakes
 from ..core.status import BacktrackMode
 from ..core.usage import Usage
+from ..link import ExtensionError, LinkTimeout
 from ..llm import LLMError
 from ..policy.prompts import observation_chars
 from ..protocol import new_id
@@ -136,6 +137,8 @@ class SearchAgent:
             outcome = ctx.failed(f"stopped: {exc} (used {budget.describe()})")
         except (LostTrack, RecordLost) as exc:
             outcome = SearchOutcome("failed", reason=str(exc))
+        except ExtensionError as exc:
+            outcome = SearchOutcome("failed", reason=_browser_failure(exc))
         except SiteRefused as exc:
             log.warning("run %s stopped at the site lists: %s", run_id, exc)
             outcome = SearchOutcome("failed", reason=f"stopped: {exc}")
@@ -164,6 +167,16 @@ class SearchAgent:
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
+
+
+def _browser_failure(exc: ExtensionError) -> str:
+    """Why a run stopped when the extension could not go on, in the user's terms."""
+    if exc.code == "tab_closed":
+        return "stopped: the working tab was closed; nothing more was done"
+    if isinstance(exc, LinkTimeout):
+        return f"stopped: the extension went away and did not come back ({exc.message})"
+    log.warning("the extension refused a command: %s", exc)
+    return f"stopped: the extension could not go on ({exc})"
 
 
 async def within_time(search: Coroutine[Any, Any, SearchOutcome], timeout_s: float | None) -> SearchOutcome:

@@ -1,0 +1,37 @@
+"""Faults around a run, through the real stack (`python -m branchwise.bench.faults`, a subset): each ends in a finished
+run or a stop with a reason, and the shop's database shows the book added to the cart at most once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from branchwise.bench.faults import FaultsReport
+
+pytestmark = pytest.mark.e2e
+
+# fault -> (how the run ends, what its reason or answer says, how many times the book went into the cart)
+EXPECTED = {
+    "none": ("finished", "answered: Added", 1),
+    "model 500": ("failed", "the model could not be used", 0),
+    "garbage after": ("failed", "3 invalid actions in a row", 1),
+    "tab closed": ("failed", "the working tab was closed", 1),
+    "worker stopped": ("finished", "answered: Added", 1),
+}
+
+
+def test_each_fault_ends_with_a_reason_and_nothing_is_added_twice(tmp_path: Path) -> None:
+    out = tmp_path / "faults.json"
+    done = subprocess.run([sys.executable, "-m", "branchwise.bench.faults", "--only", *EXPECTED, "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = FaultsReport.model_validate_json(out.read_text())
+    seen = {o.fault: (o.status, o.reason or f"answered: {o.answer}", o.added) for o in report.outcomes}
+    assert seen.keys() == EXPECTED.keys()
+    for fault, (status, says, added) in EXPECTED.items():
+        assert seen[fault][0] == status and says in seen[fault][1] and seen[fault][2] == added, (fault, seen[fault])
+    assert all(o.repeated == 0 for o in report.outcomes)
+    assert "| tab closed |" in done.stdout
