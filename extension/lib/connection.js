@@ -20,11 +20,17 @@ export class Connection {
     this.pending = new Map();
     this.stopped = false;
     this.refusal = false; // why the backend, or what claimed to be it, was refused; retried only slowly
-    this.token = "";
-    this.nonce = "";
+    this.attempting = null; // the connection attempt under way
   }
 
-  async ensure() {
+  // One attempt at a time: callers at once (the alarm, a settings change, a command) must not open two sockets, whose
+  // handshakes would cross.
+  ensure() {
+    if (!this.attempting) this.attempting = this.connect().finally(() => { this.attempting = null; });
+    return this.attempting;
+  }
+
+  async connect() {
     if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
     clearTimeout(this.timer);
     const { backendUrl, token } = await loadSettings();
@@ -42,19 +48,19 @@ export class Connection {
       return;
     }
     this.ws = ws;
-    this.token = token;
-    this.nonce = newNonce();
+    // This socket's own challenge: its handshake is checked against it and the token it was opened with.
+    const pairing = { token, nonce: newNonce() };
     ws.onopen = () => {
       this.sendRaw({
         type: "hello",
         id: newId(),
         protocol_version: PROTOCOL_VERSION,
-        nonce: this.nonce,
+        nonce: pairing.nonce,
         extension_version: chrome.runtime.getManifest().version,
         user_agent: navigator.userAgent,
       });
     };
-    ws.onmessage = (event) => this.receive(event.data, ws, backendUrl);
+    ws.onmessage = (event) => this.receive(event.data, ws, backendUrl, pairing);
     ws.onclose = (event) => this.closed(ws, event, backendUrl);
   }
 
@@ -98,6 +104,7 @@ export class Connection {
 
   // Settings changed: drop the current socket and connect with the new ones at once.
   async restart() {
+    await this.attempting; // an attempt under way read the old settings: let it finish, then replace its socket
     this.attempt = 0;
     this.refusal = false;
     const ws = this.ws;
@@ -109,7 +116,7 @@ export class Connection {
 
   // Before the backend has proven it holds the token, only its hello_ok or an error is read; commands are dropped
   // unanswered, so a listener that is not Branchwise gets nothing run and learns nothing.
-  async handshake(message, ws, backendUrl) {
+  async handshake(message, ws, backendUrl, { token, nonce }) {
     if (message.type === "error" && (message.code === "version_mismatch" || message.code === "not_paired")) {
       this.refusal = message.message;
       await setConnectionStatus("refused", message.message);
@@ -119,13 +126,13 @@ export class Connection {
       console.warn(`ignored ${String(message.type)} from ${backendUrl}: it has not proven it is the paired backend`);
       return;
     }
-    const { token, nonce } = this;
     const expected = await proof(token, "backend", String(message.nonce), nonce);
     if (ws !== this.ws) return;
     if (!sameProof(message.proof, expected)) {
       this.refusal = `The program at ${backendUrl} did not prove it holds this pairing token: check the token in the ` +
         "options (another program may be listening on that port).";
       ws.close(4004, "backend not proven");
+      await setConnectionStatus("refused", this.refusal);
       return;
     }
     this.sendRaw({
@@ -168,7 +175,7 @@ export class Connection {
     });
   }
 
-  async receive(data, ws, backendUrl) {
+  async receive(data, ws, backendUrl, pairing) {
     if (ws !== this.ws) return;
     let message;
     try {
@@ -178,7 +185,7 @@ export class Connection {
       return;
     }
     if (!this.ready) {
-      await this.handshake(message, ws, backendUrl);
+      await this.handshake(message, ws, backendUrl, pairing);
       return;
     }
     const waiter = message.reply_to && this.pending.get(message.reply_to);
