@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from branchwise.core.approval import DenyApprover
 from branchwise.link import ExtensionError, LinkTimeout
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
+from branchwise.protocol import NavigationInfo
 from branchwise.safety.gate import NetworkGate
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
@@ -119,6 +120,20 @@ def test_agent_navigates_and_answers(scripted: ScriptedModelServer) -> None:
     assert result.usage.calls == 2 and result.usage.prompt_tokens > 0
     second = scripted.requests()[1].last_user
     assert "OBJECTIVE: How much was order 1042?" in second and "PREVIOUS ACTION: click [7]" in second
+
+
+@pytest.mark.parametrize("scripted", [[Rule(reply="I am not sure what to do here.")]], indirect=True)
+def test_a_run_that_flounders_on_a_page_that_did_not_load_says_so_first(scripted: ScriptedModelServer) -> None:
+    class DownEnv(SiteEnv):
+        async def observe(self) -> EnvView:
+            view = await super().observe()
+            self.last = replace(view, navigation=NavigationInfo(error_page=True))
+            return self.last
+
+    result, _ = run_agent(scripted, DownEnv())
+    assert result.status == "failed"
+    assert result.reason.startswith("stopped: http://shop.test/ does not load (the browser shows its error page")
+    assert "3 invalid actions in a row" in result.reason
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply="I am not sure what to do here.")]], indirect=True)

@@ -21,6 +21,7 @@ from .context import SearchContext, SearchOutcome, node_from_view, record_step
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
+from .urlcheck import load_failure
 from .validate import mistake_of, validate_action
 
 log = logging.getLogger(__name__)
@@ -111,8 +112,11 @@ class GreedySearch:
                             await _invalid(ctx, node, thought, error, item.action_text)
                         previous = f"{item.action_text} (it failed: {error})"
             if invalid_in_a_row >= config.max_invalid_in_a_row:
-                outcome = SearchOutcome("failed", reason=f"stopped early: {invalid_in_a_row} invalid actions in a "
-                                                         f"row (last: {ctx.steps[-1].error})")
+                reason = f"stopped early: {invalid_in_a_row} invalid actions in a row (last: {ctx.steps[-1].error})"
+                live = ctx.env.last
+                failure = load_failure(live.url, live.navigation) if live is not None else None
+                # The model flounders on a page that did not load: that, not the model, is what the user can fix.
+                outcome = SearchOutcome("failed", reason=f"stopped: {failure}; {reason}" if failure else reason)
                 break
         await ctx.trace.chose([n.id for n in tree.lineage(ctx.state.current or root.id)])
         return outcome or ctx.failed(f"reached the step limit ({config.max_steps}) without an answer")
