@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from branchwise.core.tokens import CHARS_PER_TOKEN
 from branchwise.core.usage import Usage
-from branchwise.llm import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, ChatMessage, Choice, Completion, LLMConfig
+from branchwise.llm import MESSAGE_OVERHEAD_TOKENS, ChatMessage, Choice, Completion, LLMConfig
 
 # A reply is the text of every choice, texts cycled to fill the n choices, a whole Completion, or an error to raise.
 Reply = str | Sequence[str] | Completion | Exception

@@ -23,6 +23,7 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .core.tokens import CHARS_PER_TOKEN
 from .core.usage import Usage
 from .settings import Settings
 
@@ -33,7 +34,6 @@ DEFAULT_MODEL = "gpt-4o"
 # The openai client insists on a key; local servers (llama.cpp, vLLM) ignore whatever is sent.
 _PLACEHOLDER_KEY = "not-needed"
 # Where a server counts no tokens, they are estimated as characters / 4.
-CHARS_PER_TOKEN = 4
 # The chat template's tokens around each message (role markers, separators), counted on top of its text.
 MESSAGE_OVERHEAD_TOKENS = 4
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})

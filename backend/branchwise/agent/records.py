@@ -9,11 +9,6 @@ from ..core.status import ResultStatus
 from ..core.usage import Usage
 
 
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate of a text's size in tokens (characters / 4)."""
-    return max(1, len(text) // 4) if text else 0
-
-
 class StepRecord(BaseModel):
     index: int
     url: str

@@ -35,6 +35,7 @@ from selenium import webdriver
 from ..agent.env import BrowserEnv, EnvView
 from ..browser import Browser
 from ..config import ServerConfig
+from ..core.tokens import CHARS_PER_TOKEN
 from ..launcher import ChromiumConfig
 from ..protocol import Observation
 from ..selenium_attach import attach_selenium
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SIZES = (1000, 6500)
 # Same estimate the prompt builder uses (policy/prompts.py); no tokenizer is installed offline.
-CHARS_PER_TOKEN = 4
 TOKENIZER_LABEL = f"approximate: characters / {CHARS_PER_TOKEN}"
 
 

@@ -13,6 +13,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage, LLMConfig
 
 TRUNCATION_MARKER = "[... observation truncated here: the rest of the page is not shown ...]"
@@ -41,7 +42,7 @@ class PromptConfig(BaseModel):
     max_history_tokens: int = Field(default=400, ge=1)
     max_examples_tokens: int = Field(default=600, ge=1)
     # Token counts are estimated from characters to stay tokenizer-free.
-    chars_per_token: int = Field(default=4, ge=1)
+    chars_per_token: int = Field(default=CHARS_PER_TOKEN, ge=1)
     # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.
     homepage_url: str | None = None
 

@@ -10,7 +10,8 @@ FinishReason: TypeAlias = Literal["stop", "length"]
 
 
 def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate, good enough for usage accounting in tests."""
+    """This server's own tokenizer: it plays another program, so it does not borrow the client's estimate
+    (core/tokens.py), and a test can tell the two apart when they are made to differ."""
     return max(1, len(text) // 4)
 
 

@@ -9,12 +9,13 @@ from typing import Literal, Protocol
 
 from ..actions import Action
 from ..agent.env import BrowserEnv, EnvView, ExecResult
-from ..agent.records import StepRecord, approx_tokens
+from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES
 from ..core.approval import Approver, Decision, approval_request
 from ..core.budget import RunBudget
 from ..core.classes import ActionClassifier, Classification
+from ..core.tokens import approx_tokens
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..chat_model import ChatModel, fill_template, load_prompt
-from ..llm import CHARS_PER_TOKEN, ChatMessage
+from ..core.tokens import CHARS_PER_TOKEN
+from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, truncate_observation
 
 logger = logging.getLogger(__name__)
