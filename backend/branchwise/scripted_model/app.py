@@ -101,10 +101,10 @@ def _logprobs(reply: Reply, request: ChatRequest) -> WireLogprobs | None:
     )
 
 
-def _usage(request: ChatRequest, answers: list[_Answer]) -> WireUsage:
-    prompt = approx_tokens("\n".join(m.text() for m in request.messages))
+def _usage(prompt_tokens: int, answers: list[_Answer]) -> WireUsage:
     completion = sum(approx_tokens(a.text) for a in answers)
-    return WireUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    return WireUsage(prompt_tokens=prompt_tokens, completion_tokens=completion,
+                     total_tokens=prompt_tokens + completion)
 
 
 def _record(
@@ -132,7 +132,8 @@ def _record(
     )
 
 
-async def _sse(request: ChatRequest, answers: list[_Answer], model: str, completion_id: str) -> AsyncIterator[str]:
+async def _sse(request: ChatRequest, answers: list[_Answer], model: str, completion_id: str,
+               prompt_tokens: int) -> AsyncIterator[str]:
     """Streams each choice as a role chunk, word-sized content chunks (the first with the logprobs, if asked for),
     spread over the reply's `stream_s`, and a finish chunk."""
     created = int(time.time())
@@ -151,7 +152,7 @@ async def _sse(request: ChatRequest, answers: list[_Answer], model: str, complet
             yield chunk([ChunkChoice(index=index, delta=Delta(content=piece), logprobs=logprobs)])
         yield chunk([ChunkChoice(index=index, delta=Delta(), finish_reason=answer.finish_reason)])
     if request.stream_options and request.stream_options.include_usage:
-        yield chunk([], _usage(request, answers))
+        yield chunk([], _usage(prompt_tokens, answers))
     yield "data: [DONE]\n\n"
 
 
@@ -227,7 +228,8 @@ def create_app(state: ServerState) -> FastAPI:
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:16]}"
         model = request.model or config.model_name
         if request.stream:
-            return StreamingResponse(_sse(request, answers, model, completion_id), media_type="text/event-stream")
+            return StreamingResponse(_sse(request, answers, model, completion_id, prompt_tokens),
+                                     media_type="text/event-stream")
         body = ChatCompletionResponse(
             id=completion_id,
             created=int(time.time()),
@@ -241,7 +243,7 @@ def create_app(state: ServerState) -> FastAPI:
                 )
                 for index, answer in enumerate(answers)
             ],
-            usage=_usage(request, answers),
+            usage=_usage(prompt_tokens, answers),
         )
         return JSONResponse(body.model_dump(mode="json"))
 
