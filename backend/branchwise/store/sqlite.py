@@ -160,6 +160,12 @@ _AUDIT_COLUMNS = ("run_id", "created_at", "kind", "node_id", "action_text", "act
 _ROLES: tuple[str, ...] = get_args(Role)
 
 
+def _audit_record(row: sqlite3.Row) -> AuditRecord:
+    """An audit row as written by add_audit, with its row id as seq."""
+    return AuditRecord(**{**{c: row[c] for c in _AUDIT_COLUMNS}, "seq": row["id"],
+                          "created_at": _dt(row["created_at"]), "reasons": json.loads(row["reasons"])})
+
+
 class RunNotFound(KeyError):
     """No run, or more than one, matches the id or prefix the user typed."""
 
@@ -456,9 +462,7 @@ class RunStore:
             # Newest first to apply the limit, then turned around: a log reads top to bottom.
             rows = self._conn.execute(f"SELECT * FROM audit {where} ORDER BY created_at DESC, id DESC LIMIT ?",
                                       [*params, -1 if limit is None else max(limit, 0)]).fetchall()
-        return [AuditRecord(**{**{c: r[c] for c in _AUDIT_COLUMNS}, "seq": r["id"],
-                               "created_at": _dt(r["created_at"]), "reasons": json.loads(r["reasons"])})
-                for r in reversed(rows)]
+        return [_audit_record(r) for r in reversed(rows)]
 
     def load_run(self, run_id_or_prefix: str) -> StoredRun:
         """Everything about one run, by full id or unique prefix; RunNotFound if none or several match."""
@@ -506,5 +510,4 @@ class RunStore:
                                  "ORDER BY id DESC LIMIT 1", (run_id,)).fetchone()
         if row is None or row["kind"] != "action_sent":
             return None
-        return AuditRecord(**{**{c: row[c] for c in _AUDIT_COLUMNS}, "seq": row["id"],
-                              "created_at": _dt(row["created_at"]), "reasons": json.loads(row["reasons"])})
+        return _audit_record(row)
