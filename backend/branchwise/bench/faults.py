@@ -41,7 +41,7 @@ from ..search.agent import SearchAgent, SearchConfig
 from ..search.roles import ModelRoles
 from ..session import Session, open_session
 from .report import run_and_report
-from .scenarios import ADDED, CART_PRODUCT, CART_TASK
+from .scenarios import ADDED, CART_PRODUCT, CART_TASK, cot_answer
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +50,7 @@ GARBAGE = "I am not sure what to do here."
 THINKING_S = 2.0
 
 
-def _act(thought: str, action: str) -> str:
-    return f"Let's think step-by-step. {thought} In summary, the next action I will perform is ```{action}```"
-
-
-_REPORT = Reply(text=_act("The cart confirms it.", f"stop [{{{{match: {ADDED}}}}}]"))
+_REPORT = Reply(text=cot_answer("The cart confirms it.", f"stop [{{{{match: {ADDED}}}}}]"))
 
 
 def cart_script(*, on_cart: Sequence[Reply] = (), everywhere: str | None = None) -> Script:
@@ -67,7 +63,7 @@ def cart_script(*, on_cart: Sequence[Reply] = (), everywhere: str | None = None)
         Rule(name="cart", when_contains=[objective], search_in="last_user", when_regex=r"URL: \S*/cart",
              replies=[*on_cart, _REPORT]),
         Rule(name="product", when_contains=[objective, "button 'Add to cart'"], search_in="last_user",
-             reply=_act("This is the book's page.", "click [{{id: button 'Add to cart'}}]")),
+             reply=cot_answer("This is the book's page.", "click [{{id: button 'Add to cart'}}]")),
     ])
 
 
@@ -117,7 +113,7 @@ async def _worker_stopped_while_it_thinks(ctx: FaultContext) -> None:
 
 # On the cart page, a look further down that the model takes its time over: the fault strikes while it thinks, and the
 # scroll needs the tab and the extension.
-SLOW_SCROLL = Reply(text=_act("Let me see the rest of the cart.", "scroll [down]"), delay_s=THINKING_S)
+SLOW_SCROLL = Reply(text=cot_answer("Let me see the rest of the cart.", "scroll [down]"), delay_s=THINKING_S)
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -137,7 +133,7 @@ FAULTS: tuple[Fault, ...] = (
           strike=_close_tab_while_it_thinks),
     Fault("site down", "the shop goes down before the add", Script(rules=[
         Rule(name="product", when_contains=[f"OBJECTIVE: {CART_TASK}", "button 'Add to cart'"],
-             search_in="last_user", reply=Reply(text=_act("This is the book's page.",
+             search_in="last_user", reply=Reply(text=cot_answer("This is the book's page.",
                                                           "click [{{id: button 'Add to cart'}}]"), delay_s=THINKING_S)),
         Rule(name="anything else", reply=GARBAGE)]), strike=_site_down_while_it_thinks),
     Fault("worker stopped", "the extension's worker is stopped after the add", cart_script(on_cart=[SLOW_SCROLL]),

@@ -28,7 +28,8 @@ REPHRASED = ("# REPHRASED TASK:\nFind the lowest price among the products of the
              "does not reorder the page")
 
 
-def _act(thought: str, action: str) -> str:
+def cot_answer(thought: str, action: str) -> str:
+    """A policy answer in the WebArena chain-of-thought format: the reasoning, then the action in a code span."""
     return f"Let's think step-by-step. {thought} In summary, the next action I will perform is ```{action}```"
 
 
@@ -62,30 +63,30 @@ def garden_script() -> Script:
         # Policy.
         Rule(name="sorted: read the first price", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden\?\S*sort=price-asc",
-             reply=_act("The products are sorted from low to high, so the first price is the cheapest.",
+             reply=cot_answer("The products are sorted from low to high, so the first price is the cheapest.",
                         f"stop [{{{{match: {PRICE}}}}}]")),
         Rule(name="page 2, rephrased: go back", when_contains=[objective, "Subgoals:"], search_in="last_user",
              when_regex=r"URL: \S*/category/garden\?\S*page=2",
-             reply=_act("This page is not sorted; the sort order was never applied.", "go_back")),
+             reply=cot_answer("This page is not sorted; the sort order was never applied.", "go_back")),
         Rule(name="page 2: answer (wrongly)", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden\?\S*page=2",
-             reply=_act("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
+             reply=cot_answer("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
         Rule(name="sort chosen, rephrased: apply it",
              when_contains=[objective, "Subgoals:", "combobox 'Sort by' value: 'Price: low to high'"],
              search_in="last_user",
-             reply=_act("The order is chosen but not applied yet, so I press the Sort button.",
+             reply=cot_answer("The order is chosen but not applied yet, so I press the Sort button.",
                         "click [{{id: button 'Sort'}}]")),
         Rule(name="sort chosen: look further",
              when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"],
              search_in="last_user",
-             reply=_act("The cheapest product may be among more products on the next page.",
+             reply=cot_answer("The cheapest product may be among more products on the next page.",
                         "click [{{id: link 'Next page'}}]")),
         Rule(name="garden: choose the order", when_contains=[objective, "combobox 'Sort by'"], search_in="last_user",
              when_regex=r"URL: \S*/category/garden",
-             reply=_act("Sorting by price from low to high puts the cheapest product first.",
+             reply=cot_answer("Sorting by price from low to high puts the cheapest product first.",
                         "select_option [{{id: combobox 'Sort by'}}] [Price: low to high]")),
         Rule(name="home: open the category", when_contains=[objective, "link 'Garden'"], search_in="last_user",
-             reply=_act("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
+             reply=cot_answer("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
     ]
     return Script(rules=rules)
 
@@ -100,14 +101,14 @@ def deals_script() -> Script:
         Rule(name="judge: anything else", when_contains=["Proposed step:"], reply=_judge("In Progress", "No")),
         Rule(name="garden: read the first price", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden",
-             reply=_act("The first product of the Garden category is listed first.",
+             reply=cot_answer("The first product of the Garden category is listed first.",
                         f"stop [{{{{match: {PRICE}}}}}]")),
         Rule(name="deals, rephrased: open the featured deal", when_contains=[objective, "Subgoals:"],
              search_in="last_user",
-             reply=_act("The featured deal may be a Garden product.",
+             reply=cot_answer("The featured deal may be a Garden product.",
                         r"click [{{match: \[(\d+)\] link 'Deal of the moment}}]")),
         Rule(name="deals: open garden", when_contains=[objective], search_in="last_user",
-             reply=_act("The Garden category is in the navigation.", "click [{{id: link 'Garden'}}]")),
+             reply=cot_answer("The Garden category is in the navigation.", "click [{{id: link 'Garden'}}]")),
     ]
     return Script(rules=rules)
 
@@ -118,9 +119,9 @@ def best_first_script() -> Script:
     answer from the rest."""
     objective = f"OBJECTIVE: {GARDEN_TASK}"
     value = "Agent's answer to the user:"
-    next_page = _act("The cheapest product may be among more products on the next page.",
+    next_page = cot_answer("The cheapest product may be among more products on the next page.",
                      "click [{{id: link 'Next page'}}]")
-    press_sort = _act("The order is chosen but not applied yet, so I press the Sort button.",
+    press_sort = cot_answer("The order is chosen but not applied yet, so I press the Sort button.",
                       "click [{{id: button 'Sort'}}]")
     rules = [
         Rule(name="value: answer from the sorted page", when_contains=[value, "Agent's answer to the user: $"],
@@ -135,20 +136,20 @@ def best_first_script() -> Script:
     rules += [
         Rule(name="sorted: read the first price", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden\?\S*sort=price-asc",
-             reply=_act("The products are sorted from low to high, so the first price is the cheapest.",
+             reply=cot_answer("The products are sorted from low to high, so the first price is the cheapest.",
                         f"stop [{{{{match: {PRICE}}}}}]")),
         Rule(name="page 2: answer (wrongly)", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden\?\S*page=2",
-             reply=_act("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
+             reply=cot_answer("These look like the cheapest products.", f"stop [{{{{match: {PRICE}}}}}]")),
         Rule(name="sort chosen: page on or press sort",
              when_contains=[objective, "combobox 'Sort by' value: 'Price: low to high'"], search_in="last_user",
              replies=[next_page, next_page, next_page, press_sort, press_sort]),
         Rule(name="garden: choose the order", when_contains=[objective, "combobox 'Sort by'"], search_in="last_user",
              when_regex=r"URL: \S*/category/garden",
-             reply=_act("Sorting by price from low to high puts the cheapest product first.",
+             reply=cot_answer("Sorting by price from low to high puts the cheapest product first.",
                         "select_option [{{id: combobox 'Sort by'}}] [Price: low to high]")),
         Rule(name="home: open the category", when_contains=[objective, "link 'Garden'"], search_in="last_user",
-             reply=_act("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
+             reply=cot_answer("The Garden category is linked from the home page.", "click [{{id: link 'Garden'}}]")),
     ]
     return Script(rules=rules)
 
@@ -166,9 +167,9 @@ def cart_script() -> Script:
              reply="Thoughts: not in the cart yet.\nStatus: failure\nOn the right track to success: yes"),
         Rule(name="cart: report the confirmation", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/cart\?\S*notice=added",
-             reply=_act("The cart page confirms the book was added.", f"stop [{{{{match: {ADDED}}}}}]")),
+             reply=cot_answer("The cart page confirms the book was added.", f"stop [{{{{match: {ADDED}}}}}]")),
         Rule(name="product: add to cart", when_contains=[objective, "button 'Add to cart'"], search_in="last_user",
-             reply=_act("This is the book's page; the Add to cart button puts it in the cart.",
+             reply=cot_answer("This is the book's page; the Add to cart button puts it in the cart.",
                         "click [{{id: button 'Add to cart'}}]")),
     ]
     return Script(rules=rules)
@@ -184,8 +185,8 @@ def planter_script(*, detour: bool = False) -> Script:
     """
     objective = f"OBJECTIVE: {PLANTER_TASK}"
     value = "Agent's answer to the user:"
-    answer = _act("The product page shows the price.", f"stop [{{{{match: {PRICE}}}}}]")
-    open_category = _act("The category page may list a better price.", "click [{{id: link 'Garden'}}]")
+    answer = cot_answer("The product page shows the price.", f"stop [{{{{match: {PRICE}}}}}]")
+    open_category = cot_answer("The category page may list a better price.", "click [{{id: link 'Garden'}}]")
     rules = [
         Rule(name="value: the price answered", when_contains=[value, "Agent's answer to the user: $"],
              reply="Thoughts: the answer is the product's price.\nStatus: success"),
@@ -211,12 +212,12 @@ def planter_script(*, detour: bool = False) -> Script:
              replies=[open_category, open_category, open_category, answer, answer] if detour else [answer]),
         Rule(name="category: go home", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/",
-             reply=_act("This is a list of products.", "click [{{id: link 'Home'}}]")),
+             reply=cot_answer("This is a list of products.", "click [{{id: link 'Home'}}]")),
         Rule(name="results: open the product", when_contains=[objective, f"link '{HERB_PLANTER}'"],
              search_in="last_user",
-             reply=_act("The product is among the results.", f"click [{{{{id: link '{HERB_PLANTER}'}}}}]")),
+             reply=cot_answer("The product is among the results.", f"click [{{{{id: link '{HERB_PLANTER}'}}}}]")),
         Rule(name="home: search", when_contains=[objective, "searchbox 'Search products'"], search_in="last_user",
-             reply=_act("I search the shop for the product.",
+             reply=cot_answer("I search the shop for the product.",
                         "type [{{id: searchbox 'Search products'}}] [Rootstock herb planter] [1]")),
     ]
     return Script(rules=rules)
