@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from branchwise.sandbox import ShopConfig, ShopServer  # noqa: E402
+from branchwise.store import RunRecord, RunStore  # noqa: E402
 
 from harness import PAGES, Stack, running_stack, static_site  # noqa: E402
 
@@ -41,3 +42,11 @@ def pages_port() -> Iterator[int]:
 def shop(tmp_path: Path) -> Iterator[ShopServer]:
     with ShopServer(ShopConfig(db_path=tmp_path / "shop.sqlite3")) as server:
         yield server
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RunStore]:
+    """A run store holding one run, "r1", for tests that drive a run's pieces (the gate, an allowance) by hand."""
+    with RunStore(tmp_path / "runs.sqlite3") as s:
+        s.start_run(RunRecord(run_id="r1", task="e2e run"))
+        yield s

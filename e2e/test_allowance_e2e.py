@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.safety import SafetyClassifier
 from branchwise.safety.gate import GateRun, NetworkGate
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.store import RunRecord, RunStore, RunWriter
+from branchwise.store import RunStore, RunWriter
 
 from harness import Stack, wait_for
 
@@ -48,13 +47,6 @@ def respond(request: Recorded, port: int) -> Reply | None:
 def server() -> Iterator[RecordingServer]:
     with RecordingServer(respond) as rec:
         yield rec
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[RunStore]:
-    with RunStore(tmp_path / "runs.sqlite3") as s:
-        s.start_run(RunRecord(run_id="r1", task="allowance test"))
-        yield s
 
 
 

@@ -6,14 +6,13 @@ service workers, so the tab's own session holds it). The server records what rea
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from branchwise.actions import Click, Goto
 from branchwise.core.requests import GatedRequest
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.store import RunRecord, RunStore
+from branchwise.store import RunStore
 
 from harness import Stack, wait_for
 from test_network_gate_e2e import GatedRun
@@ -74,13 +73,6 @@ def respond(request: Recorded, port: int) -> Reply | None:
 def server() -> Iterator[RecordingServer]:
     with RecordingServer(respond) as rec:
         yield rec
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[RunStore]:
-    with RunStore(tmp_path / "runs.sqlite3") as s:
-        s.start_run(RunRecord(run_id="r1", task="side doors"))
-        yield s
 
 
 def test_a_keepalive_fetch_and_a_beacon_sent_as_the_page_unloads_are_held(

@@ -21,7 +21,7 @@ from branchwise.link import BrowserEvent
 from branchwise.protocol import RequestHeld, RequestSent
 from branchwise.safety.gate import GateRun, NetworkGate
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
-from branchwise.store import AuditRecord, RunRecord, RunStore, RunWriter
+from branchwise.store import AuditRecord, RunStore, RunWriter
 
 from harness import Stack, recording, wait_for
 
@@ -90,13 +90,6 @@ def respond(request: Recorded, port: int) -> Reply | None:
 def server() -> Iterator[RecordingServer]:
     with RecordingServer(respond) as rec:
         yield rec
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[RunStore]:
-    with RunStore(tmp_path / "runs.sqlite3") as s:
-        s.start_run(RunRecord(run_id="r1", task="gate test"))
-        yield s
 
 
 class GatedRun:
