@@ -42,6 +42,8 @@ class ShopEnv:
     # Set: every action fails with this error (after sending `requests`).
     error: str = ""
     url: str = PRODUCT_URL
+    # The working tab, as BrowserEnv has it (the run records where it works).
+    tab_id: int = 1
     last: EnvView | None = None
     # Each action run, and the allowance it ran with (None: not approved; else what its approval lets through).
     executed: list[tuple[Action, tuple[ExpectedRequest, ...] | None]] = field(default_factory=list)

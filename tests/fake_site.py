@@ -55,6 +55,8 @@ class SiteEnv:
     """Clicking a link opens its page; buttons do nothing visible."""
 
     url: str = HOME_URL
+    # The working tab, as BrowserEnv has it (the run records where it works).
+    tab_id: int = 1
     last: EnvView | None = None
     executed: list[tuple[str, str]] = field(default_factory=list)
     # With `history`, the tab reports whether it has a page behind (`behind`, which a restore empties) and goes back.

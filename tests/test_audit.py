@@ -75,10 +75,12 @@ def v1_store(path: Path) -> None:
 def test_a_version_1_store_gains_the_audit_table_and_keeps_its_runs(tmp_path: Path) -> None:
     path = default_store_path(tmp_path)
     v1_store(path)
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     with RunStore(path) as store:
         old = store.load_run("old")
         assert (old.run.task, old.run.status) == ("an old task", "finished")
+        # Version 3: an old run has no recorded position.
+        assert (old.run.tab_id, old.run.current_node) == (None, None)
         assert store.audit_log("old1") == []
         store.add_audit(AuditRecord(run_id="old1", kind="post_check", created_at=at(5), note="page unchanged"))
         assert [e.kind for e in store.audit_log("old1")] == ["post_check"]

@@ -37,6 +37,8 @@ class SiteEnv:
     """Two pages: clicking [7] opens Orders; [8] always fails like a vanished element would."""
 
     url: str = "http://shop.test/"
+    # The working tab, as BrowserEnv has it (the run records where it works).
+    tab_id: int = 1
     executed: list[str] = field(default_factory=list)
     last: EnvView | None = None
 

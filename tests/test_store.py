@@ -544,3 +544,22 @@ def test_an_action_in_flight_at_a_crash_is_reported_as_of_unknown_outcome(tmp_pa
     assert stored.unfinished_action is not None and stored.unfinished_action.action_text == "click [12]"
     assert "`click [12]` had been sent to the page and its outcome is unknown" in stored.run.reason
     assert "Unknown:   `click [12]` was sent to http://shop/cart at" in shown
+
+
+def test_an_interrupted_run_keeps_its_position_and_only_it_can_be_reopened(tmp_path: Path) -> None:
+    path = default_store_path(tmp_path)
+    assert run_python(SEND_AND_CRASH, str(path), "in flight").returncode == -9
+    with RunStore(path) as store:
+        store.set_position("crashed", 41, 0)
+        with pytest.raises(RunNotFound, match="not interrupted"):
+            store.reopen_run("crashed")  # still `running` until a backend marks it: its owner may be alive
+        store.mark_interrupted()
+        store.start_run(run_record("other"))
+        with pytest.raises(RunNotFound, match="only an interrupted run can be resumed"):
+            store.reopen_run("other")
+        store.reopen_run("crashed")
+        run = store.load_run("crashed").run
+        assert (run.status, run.reason, run.finished_at) == ("running", "", None)
+        assert (run.tab_id, run.current_node) == (41, 0)
+        # Reopened by this (live) process: a later backend leaves it alone.
+        assert store.mark_interrupted() == 0

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import Stop
 from ..core.classes import ActionClass
 from .candidates import best_stop, merge_candidates
-from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
+from .context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
 from .examples import RetrievalConfig, examples_block, load_examples
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
@@ -73,10 +73,7 @@ class _Run:
 
     async def go(self) -> SearchOutcome:
         ctx = self.ctx
-        view = await ctx.env.observe()
-        current = self.tree.add_root(node_from_view(view))
-        ctx.state.current = current.id
-        await ctx.trace.node(current)
+        current = await start_node(ctx)
         await ctx.trace.progress("writing the task checklist" + (" and rephrasing the task" if self.config.rephrase
                                                                    else ""))
         if ctx.store is not None and ctx.examples is None:
@@ -84,7 +81,7 @@ class _Run:
             if ctx.examples is not None:
                 await ctx.trace.progress(f"retrieval: {len(ctx.examples)} past steps from {ctx.examples.runs} "
                                          "finished run(s)")
-        checklist = generate_checklist(ctx.roles.reward, self.config.reward, ctx.task, view.url, view.text)
+        checklist = generate_checklist(ctx.roles.reward, self.config.reward, ctx.task, current.url, current.text)
         if self.config.rephrase:
             self.checklist, rephrased = await asyncio.gather(checklist, rephrase(ctx.roles.policy, ctx.task))
             self.rephrased_block = rephrased.as_prompt_block()

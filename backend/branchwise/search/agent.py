@@ -19,7 +19,7 @@ from ..core.approval import Approver, DenyApprover
 from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
 from ..core.mistakes import describe_mistakes
-from ..core.status import BacktrackMode
+from ..core.status import BacktrackMode, Role
 from ..core.usage import Usage
 from ..link import ExtensionError, LinkTimeout
 from ..llm import LLMError
@@ -39,6 +39,7 @@ from .backtrack import (
     SpeculativeBacktracker,
 )
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
+from .resume import ResumePoint, resume_into
 from .roles import ModelRoles
 from .state import SearchState
 from .strategies import strategy_spec
@@ -99,8 +100,11 @@ class SearchAgent:
             return NaiveBacktracker(self.browser, probe)
         return SpeculativeBacktracker(self.browser, probe)
 
-    async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None) -> RunResult:
-        run_id = run_id or new_id()
+    async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None,
+                  resume: ResumePoint | None = None) -> RunResult:
+        """Run `task` in env's tab; with `resume`, go on with the interrupted run it names (same id, its recorded path
+        as history, its usage so far added to this session's) in the tab it was working in (`env`)."""
+        run_id = resume.stored.run.run_id if resume is not None else run_id or new_id()
         strategy = make_strategy(self.config)
         budget = RunBudget(self.config.limits)
         roles = self.roles.for_run(budget)
@@ -113,6 +117,8 @@ class SearchAgent:
         shown_task = mask_task(task)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await reporter.started(run_id, shown_task)
+        if resume is not None:
+            await reporter.progress(run_id, f"resuming run {run_id} in tab {env.tab_id}")
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
             f", backtracking {self.config.backtrack}" if strategy.backtracks else "") + (
             f", limits: {self.config.limits.describe()}"))
@@ -120,13 +126,23 @@ class SearchAgent:
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
                             secrets=SecretKeeper(task_secrets(task)), budget=budget)
+
+        async def search() -> SearchOutcome:
+            if resume is not None:
+                await resume_into(ctx, resume)
+            return await strategy.search(ctx)
+
         try:
-            await trace.writer.start(RunRecord(
-                run_id=run_id, task=shown_task, strategy=strategy.name,
-                backtrack_mode=self.config.backtrack if strategy.backtracks else "",
-                model=self.roles.policy.config.model, start_url=(env.last.url if env.last else "")))
+            if resume is not None:
+                await trace.writer.write(RunStore.reopen_run, run_id)
+            else:
+                await trace.writer.start(RunRecord(
+                    run_id=run_id, task=shown_task, strategy=strategy.name,
+                    backtrack_mode=self.config.backtrack if strategy.backtracks else "",
+                    model=self.roles.policy.config.model, start_url=(env.last.url if env.last else ""),
+                    tab_id=env.tab_id))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
-                outcome = await within_time(strategy.search(ctx), self.config.limits.timeout_s)
+                outcome = await within_time(search(), self.config.limits.timeout_s)
         except asyncio.CancelledError:
             outcome = SearchOutcome("failed", reason="stopped by the user")
             result.status = "stopped"
@@ -151,8 +167,10 @@ class SearchAgent:
             result.answer, result.reason = outcome.answer, outcome.reason
             total = Usage()
             per_role: list[StoredUsage] = []
+            before = usage_before(resume)
             for role, model in roles.by_role().items():
-                delta = model.usage
+                # A resumed run's totals include what it used before it was interrupted.
+                delta = model.usage + before.get(role, Usage())
                 if delta == Usage():
                     continue  # a role this strategy does not use (greedy has only a policy)
                 total = total + delta
@@ -167,6 +185,14 @@ class SearchAgent:
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
+
+
+def usage_before(resume: ResumePoint | None) -> dict[Role, Usage]:
+    """What a resumed run had used per model role before it was interrupted."""
+    if resume is None:
+        return {}
+    return {u.role: Usage(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+                          retries=u.retries) for u in resume.stored.usage}
 
 
 def _browser_failure(exc: ExtensionError) -> str:

@@ -32,7 +32,7 @@ from ..actions import ActionParseError, Stop, parse_response
 from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
-from .context import SearchContext, SearchOutcome, classify_candidates, history_of, node_from_view
+from .context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
 from .frontier import FrontierItem
 from .generate import history_text
 from .step import advance, answer_at, reach, stop_node
@@ -92,9 +92,7 @@ class _Run:
 
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
-        root = tree.add_root(node_from_view(await ctx.env.observe()))
-        ctx.state.current = root.id
-        await ctx.trace.node(root)
+        root = await start_node(ctx)
         for round_index in range(1, self.config.max_rounds + 1):
             if root.depth >= self.config.max_steps:
                 return await self._give_up(self._why_stuck(root))

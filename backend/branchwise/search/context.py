@@ -97,6 +97,18 @@ def node_from_view(view: EnvView, **fields: object) -> Node:
     return node
 
 
+async def start_node(ctx: SearchContext) -> Node:
+    """The node search starts from: the page the working tab shows, added as the tree's root; in a resumed run, the
+    node resume left current (the tree already holds what the run recorded before)."""
+    tree = ctx.state.tree
+    if ctx.state.current is None:
+        root = tree.add_root(node_from_view(await ctx.env.observe()))
+        ctx.state.current = root.id
+        await ctx.trace.node(root)
+    await ctx.trace.at(ctx.env.tab_id)
+    return tree[ctx.state.current]
+
+
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     # A secret typed after a thought was written is scrubbed from it too.
     return [HistoryEntry(summary=_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)

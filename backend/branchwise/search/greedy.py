@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import ActionParseError, Stop, parse_response
 from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .context import SearchContext, SearchOutcome, node_from_view, record_step
+from .context import SearchContext, SearchOutcome, record_step, start_node
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
@@ -46,9 +46,7 @@ class GreedySearch:
 
     async def search(self, ctx: SearchContext) -> SearchOutcome:
         tree, config = ctx.state.tree, self.config
-        root = tree.add_root(node_from_view(await ctx.env.observe()))
-        ctx.state.current = root.id
-        await ctx.trace.node(root)
+        root = await start_node(ctx)
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0

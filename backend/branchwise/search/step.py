@@ -55,6 +55,7 @@ async def reach(ctx: SearchContext, node: Node, pending: Action | None) -> tuple
         node.unreachable = f"cannot go back to #{node.id}: {result.reason}"
         return None, node.unreachable
     ctx.state.current = node.id
+    await ctx.trace.at(ctx.env.tab_id)
     return result.action, ""
 
 
@@ -100,6 +101,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         action, item = instead, replace(item, action=instead, action_text=instead.to_text())
     # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
     # once; anything else it sends is held and asked about.
+    await ctx.trace.at(ctx.env.tab_id)
     await ctx.trace.action_sent(parent.id, item.action_text, item.action_class, parent.url)
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
     await ctx.trace.action_result(parent.id, item.action_text, "" if outcome.ok else outcome.error)
@@ -113,6 +115,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
                                                  action_text=item.action_text, thought=item.thought, status="dead"))
         ctx.state.current = refused.id
         await ctx.trace.node(refused)
+        await ctx.trace.at(ctx.env.tab_id)
         await record_step(ctx, refused, str(exc))
         raise
     child = tree.add_child(parent.id, node_from_view(
@@ -137,6 +140,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
             ctx.state.current = twin.id
             await ctx.trace.progress(f"`{item.action_text}` led back to the page of #{twin.id}; not explored again")
     await ctx.trace.node(child)
+    await ctx.trace.at(ctx.env.tab_id)
     return Advanced(child, changed_site=changed_site)
 
 

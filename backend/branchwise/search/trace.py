@@ -47,6 +47,8 @@ class SearchTrace:
         # What the store already holds of each node: its page text is written once, and the checkpoint flag it has.
         self._text_written: set[int] = set()
         self._checkpoint_written: dict[int, bool | None] = {}
+        # The working tab and current node last written (set_position), so an unchanged position is not rewritten.
+        self._position: tuple[int, int | None] | None = None
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -130,6 +132,19 @@ class SearchTrace:
         if check.verdict != "confirmed":
             await self.progress(f"`{action_text}`: the class is {check.verdict} by what it sent ({check.note})")
 
+    async def at(self, tab_id: int) -> None:
+        """Where the run is now: the working tab and the node it shows. Written when it changes, so a resumed run
+        starts from the last place it is known to have been."""
+        position = (tab_id, self.state.current)
+        if self.store is None or position == self._position:
+            return
+        await self.writer.write(RunStore.set_position, self.run_id, tab_id, self.state.current)
+        self._position = position
+
+    def already_stored(self, node_ids: Sequence[int]) -> None:
+        """Nodes a resumed run brings back from the store: their page text there stays as first recorded."""
+        self._text_written.update(node_ids)
+
     async def action_sent(self, node_id: int, action_text: str, action_class: ActionClass, url: str) -> None:
         """Written before an action goes to the working tab (a failed write stops the run before it is sent), so a
         crash while it runs leaves it on record as sent with no result: its outcome is unknown."""
@@ -137,10 +152,11 @@ class SearchTrace:
             await self.writer.audit(AuditRecord(run_id=self.run_id, kind="action_sent", node_id=node_id,
                                                 action_text=action_text, action_class=action_class.value, url=url))
 
-    async def action_result(self, node_id: int, action_text: str, error: str) -> None:
+    async def action_result(self, node_id: int, action_text: str, error: str, note: str = "") -> None:
+        """What came of an action sent: `error`, else `note`, else done."""
         if self.store is not None:
             await self.writer.audit(AuditRecord(run_id=self.run_id, kind="action_result", node_id=node_id,
-                                                action_text=action_text, note=error or "done"))
+                                                action_text=action_text, note=error or note or "done"))
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:

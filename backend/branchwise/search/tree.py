@@ -63,6 +63,8 @@ class SearchTree:
     def __init__(self) -> None:
         self.nodes: dict[int, Node] = {}
         self.root_id: int = 0
+        # The lowest id a new node may get: a resumed run holds only part of what it recorded, and ids stay unique.
+        self.first_free: int = 0
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -74,7 +76,7 @@ class SearchTree:
         return iter(self.nodes.values())
 
     def _next_id(self) -> int:
-        return max(self.nodes, default=-1) + 1
+        return max(max(self.nodes, default=-1) + 1, self.first_free)
 
     def add_root(self, node: Node) -> Node:
         node.id, node.parent_id, node.depth = self._next_id(), None, 0

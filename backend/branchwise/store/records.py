@@ -48,6 +48,9 @@ class RunRecord(_Record):
     answer: str = ""
     reason: str = ""
     finished_at: datetime | None = None
+    # The working tab and the node its page is, as last recorded (None: not yet known).
+    tab_id: int | None = None
+    current_node: int | None = None
 
 
 class NodeRecord(_Record):

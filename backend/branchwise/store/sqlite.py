@@ -37,7 +37,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STORE_FILENAME = "runs.sqlite3"
 
 # Version n's statements bring a store at version n-1 up to n; a new version appends a tuple (never edit old ones).
@@ -151,6 +151,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS audit_run ON audit (run_id, created_at, id)",
         "CREATE INDEX IF NOT EXISTS audit_time ON audit (created_at, id)",
+    ),
+    # 3: where the run is (the working tab and the node it shows), so an interrupted run can be resumed.
+    (
+        "ALTER TABLE runs ADD COLUMN tab_id INTEGER",
+        "ALTER TABLE runs ADD COLUMN current_node INTEGER",
     ),
 )
 
@@ -308,10 +313,11 @@ class RunStore:
         try:
             self._write(
                 "INSERT INTO runs (run_id, task, strategy, backtrack_mode, model, start_url, started_at, status, "
-                "answer, reason, finished_at, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "answer, reason, finished_at, owner_pid, tab_id, current_node) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run.run_id, run.task, run.strategy, run.backtrack_mode, run.model, run.start_url,
                  _ts(run.started_at), run.status, run.answer, run.reason,
-                 _ts(run.finished_at) if run.finished_at else None, os.getpid()))
+                 _ts(run.finished_at) if run.finished_at else None, os.getpid(), run.tab_id, run.current_node))
         except sqlite3.IntegrityError as e:
             raise ValueError(f"run {run.run_id} is already recorded") from e
 
@@ -389,6 +395,18 @@ class RunStore:
             self._conn.execute("DELETE FROM trajectory WHERE run_id = ?", (run_id,))
             self._conn.executemany("INSERT INTO trajectory (run_id, position, node_id) VALUES (?, ?, ?)",
                                    [(run_id, i, node_id) for i, node_id in enumerate(node_ids)])
+
+    def set_position(self, run_id: str, tab_id: int, node_id: int | None) -> None:
+        """The working tab and the node it shows, kept up to date while the run works (what resume starts from)."""
+        self._write("UPDATE runs SET tab_id = ?, current_node = ? WHERE run_id = ?", (tab_id, node_id, run_id))
+
+    def reopen_run(self, run_id: str) -> None:
+        """An interrupted run goes on (resume): running again, owned by this process; RunNotFound unless it was
+        interrupted."""
+        changed = self._write("UPDATE runs SET status = 'running', reason = '', finished_at = NULL, owner_pid = ? "
+                              "WHERE run_id = ? AND status = 'interrupted'", (os.getpid(), run_id))
+        if not changed:
+            raise RunNotFound(f"run {run_id!r} is not interrupted; only an interrupted run can be resumed")
 
     def mark_interrupted(self) -> int:
         """Runs left 'running' by a process that no longer exists become 'interrupted'; returns how many.
@@ -482,7 +500,8 @@ class RunStore:
         run = RunRecord(run_id=r["run_id"], task=r["task"], strategy=r["strategy"],
                         backtrack_mode=r["backtrack_mode"], model=r["model"], start_url=r["start_url"],
                         started_at=_dt(r["started_at"]), status=r["status"], answer=r["answer"],
-                        reason=r["reason"], finished_at=_dt_or_none(r["finished_at"]))
+                        reason=r["reason"], finished_at=_dt_or_none(r["finished_at"]), tab_id=r["tab_id"],
+                        current_node=r["current_node"])
         nodes = [NodeRecord(**{**dict(n), "checkpoint": None if n["checkpoint"] is None else bool(n["checkpoint"]),
                                "created_at": _dt(n["created_at"])})
                  for n in rows("SELECT * FROM nodes WHERE run_id = ? ORDER BY node_id")]

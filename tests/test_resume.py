@@ -1,0 +1,208 @@
+"""Resume: where an interrupted run goes on from, what it remembers, and that an action of unknown outcome is never
+run again without the page or the user saying so. The whole, with a real crash, is in e2e/test_resume_e2e.py."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+
+from branchwise.agent.records import RunResult
+from branchwise.agent.reporting import TerminalReporter
+from branchwise.core.approval import PolicyApprover
+from branchwise.safety.secrets import mask_task
+from branchwise.search.agent import SearchAgent, SearchConfig
+from branchwise.search.best_first import BestFirstConfig
+from branchwise.search.heuristic import HeuristicClassifier
+from branchwise.search.resume import (
+    Unresumable,
+    recorded_path,
+    restored_tree,
+    resume_point,
+    verdict,
+)
+from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.value import ValueConfig
+from branchwise.store import AuditRecord, NodeRecord, RunRecord, RunStore, StoredRun, UsageRecord
+
+from fake_envs import CART_URL, PRODUCT, PRODUCT_URL, TASK, ShopEnv, policy, value
+from fake_models import Call, FakeModel
+
+HOME = "https://shop.example/"
+
+
+def interrupted(store: RunStore, *, in_flight: bool = True, task: str = TASK) -> StoredRun:
+    """Run r1 as a crash leaves it: home -> product page, `click [2]` (Add to cart) sent there with no result."""
+    store.start_run(RunRecord(run_id="r1", task=task, strategy="best_first", tab_id=1))
+    store.upsert_node(NodeRecord(run_id="r1", node_id=0, url=HOME, observation_text="[1] link 'Planter'",
+                                 status="expanded"))
+    store.upsert_node(NodeRecord(run_id="r1", node_id=1, parent_id=0, depth=1, url=PRODUCT_URL,
+                                 action_text="click [1]", thought="The planter's page.",
+                                 observation_text=PRODUCT.text, status="expanded"))
+    # A sibling search had tried: on record, not part of the path resumed.
+    store.upsert_node(NodeRecord(run_id="r1", node_id=2, parent_id=0, depth=1, url=HOME + "about",
+                                 action_text="click [9]", status="expanded"))
+    store.set_position("r1", 1, 1)
+    store.set_usage(UsageRecord(run_id="r1", role="policy", calls=4, prompt_tokens=400, completion_tokens=40))
+    if in_flight:
+        store.add_audit(AuditRecord(run_id="r1", kind="action_sent", node_id=1, action_text="click [2]",
+                                    action_class="destructive", url=PRODUCT_URL))
+    store.finish_run("r1", "interrupted", reason="the backend stopped before the run finished")
+    return store.load_run("r1")
+
+
+def resume(store: RunStore, env: ShopEnv, approve: bool) -> tuple[RunResult, PolicyApprover]:
+    roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                       RoleModel(FakeModel(value), "reward"))
+    approver = PolicyApprover(approve, "the test's answer")
+    config = SearchConfig(strategy="best_first", options=BestFirstConfig(candidates=3, value=ValueConfig(n=2)))
+    agent = SearchAgent(roles, None, config, store=store, approver=approver, classifier=HeuristicClassifier())
+    point = resume_point(store.load_run("r1"))
+    result = asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()), resume=point))  # type: ignore[arg-type]
+    return result, approver
+
+
+def test_only_an_interrupted_run_with_a_page_on_record_can_be_resumed(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        stored = interrupted(store)
+        running = stored.model_copy(update={"run": stored.run.model_copy(update={"status": "finished"})})
+        with pytest.raises(Unresumable, match="run r1 is finished: only an interrupted run can be resumed"):
+            resume_point(running)
+        blank = stored.model_copy(update={"nodes": []})
+        with pytest.raises(Unresumable, match="stopped before it had looked at its page"):
+            resume_point(blank)
+
+
+def test_a_task_with_a_password_must_be_given_again_as_first_written(tmp_path: Path) -> None:
+    task = "Log in with password hunter22 and open my orders"
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        stored = interrupted(store, task=mask_task(task))
+        assert "hunter22" not in stored.run.task
+        with pytest.raises(Unresumable, match="give the task again"):
+            resume_point(stored)
+        with pytest.raises(Unresumable, match="give the task again"):
+            resume_point(stored, "Log in with password hunter22 and open my invoices")  # another task
+        assert resume_point(stored, task).node_id == 1
+
+
+def test_the_point_is_where_the_action_was_sent_else_the_last_position(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        stored = interrupted(store)
+        point = resume_point(stored)
+        assert (point.tab_id, point.node_id, point.unfinished) == (1, 1, "click [2]")
+        assert point.unfinished_class is not None and point.unfinished_class.value == "destructive"
+    with RunStore(tmp_path / "other.sqlite3") as store:
+        point = resume_point(interrupted(store, in_flight=False))
+        assert (point.node_id, point.unfinished) == (1, None)
+
+
+def test_the_restored_tree_is_the_recorded_path_and_new_ids_come_after_every_recorded_one(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        point = resume_point(interrupted(store))
+    assert [n.node_id for n in recorded_path(point.stored, 1)] == [0, 1]
+    tree = restored_tree(point)
+    assert sorted(tree.nodes) == [0, 1] and tree.root_id == 1
+    assert [n.action_text for n in tree.lineage(1)] == ["", "click [1]"]
+    assert tree.lineage(1)[1].thought == "The planter's page."
+    assert tree._next_id() == 3  # node 2 is on record, though not in the restored path
+
+
+def view_of(env: ShopEnv) -> object:
+    return asyncio.run(env.observe())
+
+
+@pytest.mark.parametrize(("url", "in_flight", "expected"), [
+    (CART_URL, True, "ran"), (PRODUCT_URL, True, "unchanged"), (PRODUCT_URL, False, "same"), (CART_URL, False, "moved"),
+])
+def test_the_page_decides_what_happened(tmp_path: Path, url: str, in_flight: bool, expected: str) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        point = resume_point(interrupted(store, in_flight=in_flight))
+    tree = restored_tree(point)
+    assert verdict(point, tree[point.node_id], view_of(ShopEnv(url=url))) == expected  # type: ignore[arg-type]
+
+
+def test_an_action_the_page_shows_done_is_not_run_again_and_the_run_finishes_under_its_own_id(tmp_path: Path) -> None:
+    env = ShopEnv(url=CART_URL)  # the crash came after the add: the tab shows the cart
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store)
+        result, approver = resume(store, env, approve=True)
+        stored = store.load_run("r1")
+        audit = store.audit_log("r1")
+    assert env.executed == [] and approver.asked == []
+    assert (result.run_id, result.status, result.answer) == ("r1", "finished", "Added Planter")
+    assert stored.run.status == "finished" and stored.unfinished_action is None
+    by_id = {n.node_id: n for n in stored.nodes}
+    # The add is on record as a step (node 3, after every recorded id), the answer after it.
+    assert (by_id[3].parent_id, by_id[3].action_text, by_id[3].url) == (1, "click [2]", CART_URL)
+    assert stored.trajectory[:3] == [0, 1, 3] and by_id[stored.trajectory[-1]].answer == "Added Planter"
+    assert [a.note for a in audit if a.kind == "action_result"] == [
+        "done (judged on resume: the page changed since it was sent)"]
+    # What the run used before the crash is in its totals.
+    policy_usage = next(u for u in stored.usage if u.role == "policy")
+    assert policy_usage.calls > 4 and policy_usage.prompt_tokens >= 400
+    assert result.usage.calls == sum(u.calls for u in stored.usage)
+
+
+def test_a_tab_moved_elsewhere_is_worked_on_as_it_is_and_the_record_keeps_the_first_page(tmp_path: Path) -> None:
+    env = ShopEnv(url=CART_URL)  # no action in flight, yet the tab shows the cart (the user went there)
+    out = io.StringIO()
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store, in_flight=False)
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        config = SearchConfig(strategy="best_first", options=BestFirstConfig(candidates=1, value=ValueConfig(n=1)))
+        agent = SearchAgent(roles, None, config, store=store, classifier=HeuristicClassifier())
+        result = asyncio.run(agent.run(TASK, env, TerminalReporter(out),  # type: ignore[arg-type]
+                                       resume=resume_point(store.load_run("r1"))))
+        stored = store.load_run("r1")
+    assert (result.status, result.answer, env.executed) == ("finished", "Added Planter", [])
+    assert f"the tab no longer shows the page of #1 ({PRODUCT_URL})" in out.getvalue()
+    assert {n.node_id: n for n in stored.nodes}[1].observation_text == PRODUCT.text
+
+
+def test_an_unchanged_page_asks_the_user_and_a_no_runs_nothing(tmp_path: Path) -> None:
+    env = ShopEnv(url=PRODUCT_URL)  # the crash came before the click reached the page
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store)
+        result, approver = resume(store, env, approve=False)
+        audit = store.audit_log("r1")
+        stored = store.load_run("r1")
+    assert env.executed == []
+    assert approver.asked[0].action_text == "click [2]"
+    assert "may or may not have run" in approver.asked[0].reasons[0]
+    assert result.status == "failed" and "not allowed to run `click [2]`" in result.reason
+    assert "not run again on resume" in [a.note for a in audit if a.kind == "action_result"]
+    assert stored.unfinished_action is None
+
+
+def test_an_unchanged_page_and_a_yes_runs_the_action_once_more_and_asks_once(tmp_path: Path) -> None:
+    env = ShopEnv(url=PRODUCT_URL)
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store)
+        result, approver = resume(store, env, approve=True)
+    assert [a.to_text() for a in env.actions] == ["click [2]"]
+    assert len(approver.asked) == 1
+    assert (result.status, result.answer) == ("finished", "Added Planter")
+
+
+def test_the_resumed_prompt_shows_the_recorded_history(tmp_path: Path) -> None:
+    env = ShopEnv(url=CART_URL)
+    roles_seen: list[str] = []
+
+    def seen_policy(call: Call) -> str:
+        roles_seen.append(call.last)
+        return policy(call)
+
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store)
+        fake = FakeModel(seen_policy)
+        roles = ModelRoles(RoleModel(fake, "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        config = SearchConfig(strategy="best_first", options=BestFirstConfig(candidates=1, value=ValueConfig(n=1)))
+        agent = SearchAgent(roles, None, config, store=store, approver=PolicyApprover(True, "test"),
+                            classifier=HeuristicClassifier())
+        asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
+                              resume=resume_point(store.load_run("r1"))))
+    assert roles_seen and "click [1]" in roles_seen[0] and "click [2]" in roles_seen[0]
