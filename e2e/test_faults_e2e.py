@@ -1,5 +1,6 @@
 """Faults around a run, through the real stack (`python -m branchwise.bench.faults`, a subset): each ends in a finished
-run or a stop with a reason, and the shop's database shows the book added to the cart at most once."""
+run or a stop with a reason, and the shop's database shows the book added to the cart at most once — the backend
+killed mid-action and resumed included."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ EXPECTED = {
     "garbage after": ("failed", "3 invalid actions in a row", 1),
     "tab closed": ("failed", "the working tab was closed", 1),
     "worker stopped": ("finished", "answered: Added", 1),
+    # SIGKILL while the add runs, then `branchwise resume`: the cart the tab shows says the add ran; SIGKILL before it:
+    # the resumed run adds the book once.
+    "backend killed mid-add": ("finished", "answered: Added", 1),
+    "backend killed thinking": ("finished", "answered: Added", 1),
 }
 
 

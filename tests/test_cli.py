@@ -15,6 +15,7 @@ import pytest
 from branchwise.cli import cli_approver, main, parse_args, run_options
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 from branchwise.search.agent import SearchConfig, make_strategy
+from branchwise.store import NodeRecord, RunRecord, RunStore, default_store_path
 
 
 def without_model_env() -> dict[str, str]:
@@ -151,3 +152,31 @@ def test_a_bad_setting_stops_the_command_with_where_to_fix_it(tmp_path: Path,
     (tmp_path / "config.toml").write_text('confirm_timeout_s = "soon"\n')
     assert main(["runs", "--data-dir", str(tmp_path)]) == 2
     assert "confirm_timeout_s ($BRANCHWISE_CONFIRM_TIMEOUT or config.toml)" in capsys.readouterr().err
+
+
+def recorded_run(tmp_path: Path, status: str) -> None:
+    """Run r1 in the data folder the CLI uses here, ended with `status`, its page on record."""
+    with RunStore(default_store_path(tmp_path / "branchwise")) as store:
+        store.start_run(RunRecord(run_id="r1", task="Add the book to my cart", strategy="greedy", tab_id=5))
+        store.upsert_node(NodeRecord(run_id="r1", node_id=0, url="http://shop.test/", observation_text="[1] link"))
+        store.finish_run("r1", status)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("status", "says"), [
+    (None, "no run matches 'r1'"),
+    ("finished", "run r1 is finished: only an interrupted run can be resumed"),
+])
+def test_resume_refuses_what_it_cannot_resume(tmp_path: Path, status: str | None, says: str) -> None:
+    if status is not None:
+        recorded_run(tmp_path, status)
+    proc = branchwise("resume", "r1", tmp_path=tmp_path, extra_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_resume_without_the_extension_leaves_the_run_interrupted(tmp_path: Path) -> None:
+    recorded_run(tmp_path, "interrupted")
+    proc = branchwise("resume", "r1", "--port", "0", "--connect-timeout", "1", tmp_path=tmp_path,
+                      extra_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 2 and "no Branchwise extension connected within 1 s" in proc.stderr
+    with RunStore(default_store_path(tmp_path / "branchwise")) as store:
+        assert store.load_run("r1").run.status == "interrupted"  # still there to resume later

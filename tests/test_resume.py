@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from branchwise.agent.records import RunResult
+from branchwise.actions import Action
+from branchwise.agent.env import ExecResult
+from branchwise.agent.records import RunResult, StepRecord
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.core.approval import PolicyApprover
+from branchwise.core.requests import ExpectedRequest
 from branchwise.safety.secrets import mask_task
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.best_first import BestFirstConfig
@@ -206,3 +210,28 @@ def test_the_resumed_prompt_shows_the_recorded_history(tmp_path: Path) -> None:
         asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
                               resume=resume_point(store.load_run("r1"))))
     assert roles_seen and "click [1]" in roles_seen[0] and "click [2]" in roles_seen[0]
+
+
+def test_usage_and_position_are_on_record_before_an_action_is_sent_and_at_every_step(tmp_path: Path) -> None:
+    seen_at_steps: list[int] = []
+    seen_when_sent: list[tuple[int, int | None, int | None]] = []
+
+    class Watching(TerminalReporter):
+        async def step(self, run_id: str, record: StepRecord) -> None:
+            seen_at_steps.append(sum(u.calls for u in store.load_run(run_id).usage))
+
+    class WatchedShop(ShopEnv):
+        async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
+            run = store.load_run("g1")
+            seen_when_sent.append((sum(u.calls for u in run.usage), run.run.tab_id, run.run.current_node))
+            return await super().execute(action, allow=allow)
+
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        agent = SearchAgent(roles, None, SearchConfig(strategy="greedy"), store=store)
+        asyncio.run(agent.run(TASK, WatchedShop(), Watching(io.StringIO()), run_id="g1"))  # type: ignore[arg-type]
+    # The add: its model call, the tab and the product page's node were on record before it went to the page.
+    assert seen_when_sent == [(1, 1, 0)]
+    # Greedy asks once per step: the store had each call before the step was shown.
+    assert seen_at_steps == [1, 2]

@@ -12,12 +12,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, cast
 
 from pydantic import ValidationError
 
 from . import __version__
-from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
@@ -47,6 +46,7 @@ from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent
 from .search.profiles import DEFAULT_PROFILE, PROFILES, search_config
+from .search.resume import ResumePoint, Unresumable, resume_point
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
@@ -165,7 +165,7 @@ def open_store(data_dir: Path) -> RunStore:
 
 
 def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store: RunStore | None,
-                approver: Approver, gate: NetworkGate) -> Agent:
+                approver: Approver, gate: NetworkGate) -> SearchAgent:
     """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
     and `approver` asked."""
     search = search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
@@ -243,8 +243,46 @@ async def cmd_run(args: argparse.Namespace) -> int:
     return finish(result, args.json)
 
 
-def run_options(args: argparse.Namespace) -> RunOptions:
-    return RunOptions(max_steps=args.max_steps, strategy=args.strategy, backtrack=args.backtrack,
+async def cmd_resume(args: argparse.Namespace) -> int:
+    config = server_config(args, args.port if args.port is not None else DEFAULT_PORT)
+    with open_store(config.data_dir) as store:  # a run whose backend is gone is marked interrupted first
+        try:
+            point = resume_point(store.load_run(args.run), args.task)
+        except (RunNotFound, Unresumable) as exc:
+            raise UsageError(str(exc)) from None
+        stored = point.stored.run
+        # The run goes on with the strategy it was started with.
+        options = run_options(args, strategy=stored.strategy,
+                              backtrack=cast(BacktrackMode, stored.backtrack_mode or "speculative"))
+        async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
+            say(f"Model: {model.description}")
+            async with open_session(config) as session:
+                say(f"Waiting for the Branchwise extension on ws://127.0.0.1:{session.server.port}/ws "
+                    f"(up to {args.connect_timeout:.0f} s)...")
+                await session.browser.connected(args.connect_timeout)
+                if point.tab_id not in {t.tab_id for t in await session.browser.list_tabs()}:
+                    raise UsageError(f"the tab run {stored.run_id} worked in is closed: there is nothing to resume "
+                                     "in; start the task again with `branchwise run`")
+                result = await execute_resume(session, model, point, args.task or stored.task, options, store)
+    return finish(result, args.json)
+
+
+async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint, task: str, options: RunOptions,
+                         store: RunStore) -> RunResult:
+    reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
+                         SidePanelReporter(session.hub, scripted_model=model.scripted))
+    env = BrowserEnv(session.browser, point.tab_id, EnvConfig(sites=options.sites))
+    approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
+    agent = build_agent(model, session.browser, options, store, approver, session.gate)
+    result = await agent.run(task, env, reporter, resume=point)
+    say(f"See the run with: branchwise show {result.run_id}")
+    return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
+
+
+def run_options(args: argparse.Namespace, strategy: str | None = None,
+                backtrack: BacktrackMode | None = None) -> RunOptions:
+    return RunOptions(max_steps=args.max_steps, strategy=strategy or args.strategy,
+                      backtrack=backtrack or args.backtrack,
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
                       sites=site_rules(args), profile=args.profile, limits=run_limits(args))
 
@@ -397,13 +435,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", choices=tuple(STRATEGIES), default="greedy",
                         help="; ".join(f"{name}: {spec.summary}" for name, spec in STRATEGIES.items()))
+    parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
+                        help="how search returns to an earlier state: replay in a guarded throw-away tab "
+                             "(speculative) or reset and replay in the working tab (naive, for comparison)")
+    add_limit_args(parser)
+
+
+def add_limit_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
                         help="actions a run may take in the browser: every one for greedy and action_aware, the "
                              "ones it commits to for best_first, whose exploring its budget and rounds bound "
                              f"(default {DEFAULT_MAX_STEPS})")
-    parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
-                        help="how search returns to an earlier state: replay in a guarded throw-away tab "
-                             "(speculative) or reset and replay in the working tab (naive, for comparison)")
     parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
                         help="; ".join(f"{name}: {p.summary}" for name, p in PROFILES.items())
                              + f" (default {DEFAULT_PROFILE})")
@@ -539,6 +581,22 @@ def cmd_model_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_task_session_args(parser: argparse.ArgumentParser) -> None:
+    """What `run` and `resume` share: where the result goes, how questions are asked, the site lists, the backend and
+    the model."""
+    parser.add_argument("--json", type=Path, default=None, help="write the result (status, answer, steps) to this file")
+    parser.add_argument("--connect-timeout", type=float, default=120.0,
+                        help="how long to wait for the extension to connect (seconds; `run --launch` pairs it)")
+    parser.add_argument("--confirm", choices=CONFIRM_MODES, default=None,
+                        help="when search wants to run a possibly destructive action (or, on resume, one of unknown "
+                             "outcome again): ask (prompt and read the answer from stdin), panel (a card in the "
+                             "browser's side panel) or deny (default: ask when stdin is a terminal, else deny)")
+    add_confirm_timeout_arg(parser)
+    add_site_args(parser)
+    add_backend_args(parser, None)
+    add_model_args(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="branchwise", description="A browser agent that works in your own Chrome.")
     parser.add_argument("--version", action="version", version=f"branchwise {__version__}")
@@ -559,19 +617,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
     run.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
                      help="with --launch: hide the window (default: headless when there is no display)")
-    run.add_argument("--json", type=Path, default=None, help="write the result (status, answer, steps) to this file")
-    run.add_argument("--connect-timeout", type=float, default=120.0,
-                     help="without --launch: how long to wait for the extension to connect (seconds)")
     add_strategy_args(run)
-    run.add_argument("--confirm", choices=CONFIRM_MODES, default=None,
-                     help="when search wants to run a possibly destructive action: ask (prompt and read the answer "
-                          "from stdin), panel (a card in the browser's side panel) or deny (default: ask when stdin "
-                          "is a terminal, else deny)")
-    add_confirm_timeout_arg(run)
-    add_site_args(run)
-    add_backend_args(run, None)
-    add_model_args(run)
+    add_task_session_args(run)
     run.set_defaults(handler=cmd_run)
+
+    resume = sub.add_parser("resume", help="go on with an interrupted run (its backend stopped mid-run) in the tab it "
+                                           "was working in, with its strategy; an action whose outcome is unknown "
+                                           "is judged by the page, or you are asked")
+    resume.add_argument("run", help="run id (a unique prefix is enough); `branchwise runs` lists them")
+    resume.add_argument("--task", default=None,
+                        help="the task as first written, when it named a password or card number (never stored)")
+    add_limit_args(resume)
+    add_task_session_args(resume)
+    resume.set_defaults(handler=cmd_resume)
 
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)

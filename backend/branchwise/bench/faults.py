@@ -9,7 +9,8 @@ after that step. The table gives the run's end (status and reason) and how many 
 read from the shop's database: a repeated destructive action shows as more than one. Asserts nothing; the e2e test
 `e2e/test_faults_e2e.py` checks a subset.
 
-Not here yet (issue 13): the backend killed mid-run and resumed, which needs `branchwise resume`.
+The last row, "backend killed", runs in child processes with a Chromium of its own (bench/crash.py): the backend is
+SIGKILLed while the add runs, and `branchwise resume` goes on with the run.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..scripted_model.script import Reply, Rule
 from ..search.agent import SearchAgent, SearchConfig
 from ..search.roles import ModelRoles
 from ..session import Session, open_session
+from .crash import Strike, add_in_flight, killed_and_resumed, thinking
 from .report import run_and_report
 from .scenarios import ADDED, CART_PRODUCT, CART_TASK, cot_answer
 
@@ -53,9 +55,9 @@ THINKING_S = 2.0
 _REPORT = Reply(text=cot_answer("The cart confirms it.", f"stop [{{{{match: {ADDED}}}}}]"))
 
 
-def cart_script(*, on_cart: Sequence[Reply] = (), everywhere: str | None = None) -> Script:
-    """The product page: add the book to the cart; the cart page: report the shop's confirmation (after `on_cart`,
-    in turn)."""
+def cart_script(*, on_cart: Sequence[Reply] = (), everywhere: str | None = None, thinking_s: float = 0.0) -> Script:
+    """The product page: add the book to the cart (after `thinking_s`); the cart page: report the shop's confirmation
+    (after `on_cart`, in turn)."""
     objective = f"OBJECTIVE: {CART_TASK}"
     if everywhere is not None:
         return Script(rules=[Rule(name="everywhere", reply=everywhere)])
@@ -63,7 +65,8 @@ def cart_script(*, on_cart: Sequence[Reply] = (), everywhere: str | None = None)
         Rule(name="cart", when_contains=[objective], search_in="last_user", when_regex=r"URL: \S*/cart",
              replies=[*on_cart, _REPORT]),
         Rule(name="product", when_contains=[objective, "button 'Add to cart'"], search_in="last_user",
-             reply=cot_answer("This is the book's page.", "click [{{id: button 'Add to cart'}}]")),
+             reply=Reply(text=cot_answer("This is the book's page.", "click [{{id: button 'Add to cart'}}]"),
+                         delay_s=thinking_s)),
     ])
 
 
@@ -141,6 +144,31 @@ FAULTS: tuple[Fault, ...] = (
 )
 
 
+def added_to_cart(db_path: Path, product_id: int) -> int:
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+        row = conn.execute("SELECT COALESCE(SUM(quantity), 0) FROM cart_lines WHERE product_id = ?",
+                           (product_id,)).fetchone()
+    return int(row[0])
+
+
+@dataclass(frozen=True)
+class Killed:
+    """A row run in child processes (bench/crash.py): the backend SIGKILLed, then `branchwise resume`."""
+
+    name: str
+    what: str
+    script: Script
+    strike: Strike
+
+
+KILLED: tuple[Killed, ...] = (
+    Killed("backend killed mid-add", "the backend is SIGKILLed while the add runs, then `branchwise resume`",
+           cart_script(), add_in_flight(added_to_cart)),
+    Killed("backend killed thinking", "the backend is SIGKILLed while the model thinks on the book's page, then "
+           "`branchwise resume`", cart_script(thinking_s=THINKING_S), thinking),
+)
+
+
 class FaultOutcome(BaseModel):
     fault: str
     what: str
@@ -154,13 +182,6 @@ class FaultOutcome(BaseModel):
 
 class FaultsReport(BaseModel):
     outcomes: list[FaultOutcome]
-
-
-def added_to_cart(db_path: Path, product_id: int) -> int:
-    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
-        row = conn.execute("SELECT COALESCE(SUM(quantity), 0) FROM cart_lines WHERE product_id = ?",
-                           (product_id,)).fetchone()
-    return int(row[0])
 
 
 async def run_fault(session: Session, fault: Fault, work: Path) -> FaultOutcome:
@@ -188,17 +209,33 @@ async def run_fault(session: Session, fault: Fault, work: Path) -> FaultOutcome:
                         answer=result.answer, added=added, repeated=max(0, added - 1))
 
 
+async def run_killed(killed: Killed, work: Path) -> FaultOutcome:
+    script = work / "script.json"
+    killed.script.save(script)
+    crashed = await killed_and_resumed(work, script, killed.strike)
+    added = added_to_cart(crashed.db_path, crashed.product_id)
+    run = crashed.run
+    return FaultOutcome(fault=killed.name, what=killed.what, status=run.status, reason=run.reason, answer=run.answer,
+                        added=added, repeated=max(0, added - 1))
+
+
 async def bench(only: Sequence[str] = ()) -> FaultsReport:
     chosen = [f for f in FAULTS if not only or f.name in only]
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="branchwise-bench-faults-") as tmp:
-        async with open_session(ServerConfig(port=0, data_dir=Path(tmp) / "data"),
-                                ChromiumConfig(headless=True)) as session:
-            for i, fault in enumerate(chosen):
-                work = Path(tmp) / str(i)
-                work.mkdir()
-                outcomes.append(await run_fault(session, fault, work))
-                log.info("%s: %s", fault.name, outcomes[-1].status)
+        if chosen:
+            async with open_session(ServerConfig(port=0, data_dir=Path(tmp) / "data"),
+                                    ChromiumConfig(headless=True)) as session:
+                for i, fault in enumerate(chosen):
+                    work = Path(tmp) / str(i)
+                    work.mkdir()
+                    outcomes.append(await run_fault(session, fault, work))
+                    log.info("%s: %s", fault.name, outcomes[-1].status)
+        for i, killed in enumerate(k for k in KILLED if not only or k.name in only):
+            work = Path(tmp) / f"killed-{i}"
+            work.mkdir()
+            outcomes.append(await run_killed(killed, work))
+            log.info("%s: %s", killed.name, outcomes[-1].status)
     return FaultsReport(outcomes=outcomes)
 
 

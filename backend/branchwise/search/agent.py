@@ -107,7 +107,7 @@ class SearchAgent:
         run_id = resume.stored.run.run_id if resume is not None else run_id or new_id()
         strategy = make_strategy(self.config)
         budget = RunBudget(self.config.limits)
-        roles = self.roles.for_run(budget)
+        roles = self.roles.for_run(budget, usage_before(resume))
         # A page longer than the model's prompt has room for is shown around its viewport.
         env.text_chars = observation_chars(roles.policy.config)
         state = SearchState()
@@ -167,12 +167,8 @@ class SearchAgent:
             result.answer, result.reason = outcome.answer, outcome.reason
             total = Usage()
             per_role: list[StoredUsage] = []
-            before = usage_before(resume)
-            for role, model in roles.by_role().items():
-                # A resumed run's totals include what it used before it was interrupted.
-                delta = model.usage + before.get(role, Usage())
-                if delta == Usage():
-                    continue  # a role this strategy does not use (greedy has only a policy)
+            # A resumed run's roles count from what it had used before it was interrupted.
+            for role, delta in roles.usage().items():  # a role this strategy does not use is left out
                 total = total + delta
                 per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "

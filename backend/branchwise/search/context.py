@@ -168,6 +168,7 @@ async def record_step(ctx: SearchContext, node: Node, error: str = "", ran: Exec
                         settle_ms=ran.settle_ms if ran is not None else None,
                         settled=ran.settled if ran is not None else True)
     ctx.steps.append(record)
+    await ctx.trace.usage(ctx.roles.usage())
     await ctx.reporter.step(ctx.run_id, record)
     await ctx.reporter.progress(ctx.run_id, f"used {ctx.budget.describe()}")
 

@@ -12,11 +12,12 @@ An action sent and never answered (the backend stopped while it ran) is judged b
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
 from ..actions import SECRET_MASK, Action, ActionParseError, parse_action
-from ..agent.env import EnvView
+from ..agent.env import BrowserEnv, EnvView
 from ..core.classes import ActionClass, Classification
 from ..safety.secrets import mask_task
 from ..store import NodeRecord, StoredRun
@@ -29,6 +30,9 @@ from .tree import Node, SearchTree
 # Why the user is asked before an action of unknown outcome runs again.
 AGAIN_REASON = ("it was sent just before the backend stopped, and the page still looks as it did before: it may or "
                 "may not have run, so running it again could do it twice")
+
+# How the page is read on resume: it counts as loaded once two looks this far apart agree, or after the maximum.
+SETTLE_QUIET_S, SETTLE_MAX_S = 0.5, 10.0
 
 Verdict = Literal["same", "moved", "ran", "unchanged"]
 
@@ -103,6 +107,20 @@ def restored_tree(point: ResumePoint) -> SearchTree:
     return tree
 
 
+async def settled_view(env: BrowserEnv, quiet_s: float = SETTLE_QUIET_S, max_s: float = SETTLE_MAX_S) -> EnvView:
+    """The tab's page once two looks `quiet_s` apart agree (an answer held up by the crash may still be loading it),
+    or as it is after `max_s`."""
+    view = await env.observe()
+    deadline = asyncio.get_running_loop().time() + max_s
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(quiet_s)
+        again = await env.observe()
+        if state_key(again.url, again.text) == state_key(view.url, view.text):
+            return again
+        view = again
+    return view
+
+
 def verdict(point: ResumePoint, node: Node, view: EnvView) -> Verdict:
     """What the page the tab shows now says about the run: its node's page as recorded (`same`) or not (`moved`);
     with an action in flight, that the action ran (`ran`) or that the page is unchanged (`unchanged`)."""
@@ -127,7 +145,7 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
     ctx.state.tree = tree
     ctx.trace.already_stored(list(tree.nodes))
     node = tree[point.node_id]
-    view = await ctx.env.observe()
+    view = await settled_view(ctx.env)
     seen = verdict(point, node, view)
     if seen == "ran":
         assert point.unfinished is not None
@@ -137,10 +155,10 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
         tree.root_id = ctx.state.current = child.id
         await ctx.trace.action_result(node.id, point.unfinished, "", note="done (judged on resume: the page changed "
                                                                           "since it was sent)")
-        await ctx.trace.node(child)
-        await record_step(ctx, child)
         await ctx.trace.progress(f"resumed: `{point.unfinished}` had been sent before the backend stopped and the "
                                  f"page has changed since, so it ran; going on from #{child.id} ({child.url})")
+        await ctx.trace.node(child)
+        await record_step(ctx, child)
         return
     recorded_url = node.url
     rebind(node, view)

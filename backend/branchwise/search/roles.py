@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -87,9 +87,16 @@ class ModelRoles:
     value: RoleModel
     reward: RoleModel
 
-    def for_run(self, budget: RunBudget) -> ModelRoles:
-        """The same clients seen by one run: usage counted from zero and every call held to `budget`."""
-        return ModelRoles(*(RoleModel(m.client, m.role, budget=budget) for m in self.by_role().values()))
+    def for_run(self, budget: RunBudget, before: Mapping[Role, Usage] | None = None) -> ModelRoles:
+        """The same clients seen by one run: usage counted from zero (or from what a resumed run had used before) and
+        every call held to `budget`."""
+        before = before or {}
+        return ModelRoles(*(RoleModel(m.client, m.role, usage=before.get(m.role, Usage()), budget=budget)
+                            for m in self.by_role().values()))
+
+    def usage(self) -> dict[Role, Usage]:
+        """What each role has used, the roles that have not been called left out."""
+        return {role: model.usage for role, model in self.by_role().items() if model.usage != Usage()}
 
     @classmethod
     def shared(cls, client: Completer) -> ModelRoles:

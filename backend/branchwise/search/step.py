@@ -101,7 +101,9 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         action, item = instead, replace(item, action=instead, action_text=instead.to_text())
     # A destructive item runs only once the user approved it: what the approval named may pass the network gate,
     # once; anything else it sends is held and asked about.
+    # Where the run is and what it has used are on record before anything is sent: a crash while it runs loses neither.
     await ctx.trace.at(ctx.env.tab_id)
+    await ctx.trace.usage(ctx.roles.usage())
     await ctx.trace.action_sent(parent.id, item.action_text, item.action_class, parent.url)
     outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
     await ctx.trace.action_result(parent.id, item.action_text, "" if outcome.ok else outcome.error)

@@ -7,12 +7,14 @@ the run goes on: losing the record must not lose the user's task.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..actions import Action
 from ..agent.reporting import RunReporter
 from ..core.approval import ApprovalRequest, Decision, covers, element_label
 from ..core.classes import ActionClass, Classification
+from ..core.status import Role
+from ..core.usage import Usage
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
 from ..safety.postcheck import PostCheck
 from ..store import (
@@ -22,6 +24,7 @@ from ..store import (
     NodeRecord,
     RunStore,
     RunWriter,
+    UsageRecord,
     ValueRecord,
 )
 from ..store.records import ValueKind
@@ -157,6 +160,13 @@ class SearchTrace:
         if self.store is not None:
             await self.writer.audit(AuditRecord(run_id=self.run_id, kind="action_result", node_id=node_id,
                                                 action_text=action_text, note=error or note or "done"))
+
+    async def usage(self, per_role: Mapping[Role, Usage]) -> None:
+        """Each role's running totals, kept current so a crash loses no more than the calls since the last step."""
+        if self.store is not None:
+            for role, used in per_role.items():
+                await self.writer.write(RunStore.set_usage, UsageRecord(run_id=self.run_id, role=role,
+                                                                        **used.model_dump()))
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
