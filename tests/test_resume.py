@@ -14,6 +14,7 @@ from branchwise.actions import Action
 from branchwise.agent.env import ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.agent.reporting import TerminalReporter
+from branchwise.browser import BrowserDisconnected
 from branchwise.core.approval import PolicyApprover
 from branchwise.core.requests import ExpectedRequest
 from branchwise.safety.secrets import mask_task
@@ -235,3 +236,40 @@ def test_usage_and_position_are_on_record_before_an_action_is_sent_and_at_every_
     assert seen_when_sent == [(1, 1, 0)]
     # Greedy asks once per step: the store had each call before the step was shown.
     assert seen_at_steps == [1, 2]
+
+
+class DroppedShop(ShopEnv):
+    """The extension goes away during the first action; `lands` says whether the action took effect first."""
+
+    def __init__(self, lands: bool) -> None:
+        super().__init__()
+        self.lands = lands
+
+    async def execute(self, action: Action, *, allow: Sequence[ExpectedRequest] | None = None) -> ExecResult:
+        if not self.executed:
+            self.executed.append((action, None))
+            if self.lands:
+                self.url = CART_URL
+            raise BrowserDisconnected("the extension disconnected during act")
+        return await super().execute(action, allow=allow)
+
+
+@pytest.mark.parametrize("lands", [True, False])
+def test_an_action_cut_off_by_a_worker_restart_is_judged_by_the_page_and_never_resent(tmp_path: Path,
+                                                                                        lands: bool) -> None:
+    env = DroppedShop(lands)
+    out = io.StringIO()
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        agent = SearchAgent(roles, None, SearchConfig(strategy="greedy", max_steps=3), store=store)
+        result = asyncio.run(agent.run(TASK, env, TerminalReporter(out), run_id="w1"))  # type: ignore[arg-type]
+    assert "the extension went away while `click [2]` ran" in out.getvalue()
+    if lands:
+        assert (result.status, result.answer, len(env.executed)) == ("finished", "Added Planter", 1)
+        assert "the page changed while the extension was away: `click [2]` ran" in out.getvalue()
+    else:
+        # Not sent again by the step: it failed, and the model's next proposal is a new step.
+        assert result.steps[0].error.startswith("the extension restarted while it ran and the page is as before")
+        assert [a.to_text() for a, _ in env.executed] == ["click [2]", "click [2]"]
+        assert result.status == "finished"

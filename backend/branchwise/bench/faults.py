@@ -41,7 +41,7 @@ from ..scripted_model.script import Reply, Rule
 from ..search.agent import SearchAgent, SearchConfig
 from ..search.roles import ModelRoles
 from ..session import Session, open_session
-from .crash import Strike, add_in_flight, killed_and_resumed, thinking
+from .crash import HeldShop, Strike, add_in_flight, killed_and_resumed, thinking
 from .report import run_and_report
 from .scenarios import ADDED, CART_PRODUCT, CART_TASK, cot_answer
 
@@ -79,6 +79,8 @@ class Fault:
     llm_timeout_s: float = 30.0
     # Run beside the agent: strikes at some point of the run (the stack, the shop and the model are at hand).
     strike: Callable[[FaultContext], Coroutine[Any, Any, None]] | None = None
+    # The shop holds back its answer to the add (after adding the book), so a strike then lands while the add runs.
+    held_add: bool = False
 
 
 @dataclass
@@ -106,6 +108,18 @@ async def _site_down_while_it_thinks(ctx: FaultContext) -> None:
 
 async def _worker_stopped_while_it_thinks(ctx: FaultContext) -> None:
     await _when_model_asked(ctx, 2)
+    await _stop_worker(ctx)
+
+
+async def _worker_stopped_while_it_adds(ctx: FaultContext) -> None:
+    db_path = ctx.shop.config.db_path
+    product = ShopQueries(db_path).product_by_name(CART_PRODUCT)
+    while added_to_cart(db_path, product.id) == 0:
+        await asyncio.sleep(0.05)
+    await _stop_worker(ctx)
+
+
+async def _stop_worker(ctx: FaultContext) -> None:
     chromium = ctx.session.chromium
     assert chromium is not None
     targets = (await chromium.cdp("Target.getTargets"))["targetInfos"]
@@ -141,6 +155,8 @@ FAULTS: tuple[Fault, ...] = (
         Rule(name="anything else", reply=GARBAGE)]), strike=_site_down_while_it_thinks),
     Fault("worker stopped", "the extension's worker is stopped after the add", cart_script(on_cart=[SLOW_SCROLL]),
           strike=_worker_stopped_while_it_thinks),
+    Fault("worker stopped mid-add", "the extension's worker is stopped while the add runs", cart_script(),
+          strike=_worker_stopped_while_it_adds, held_add=True),
 )
 
 
@@ -186,7 +202,8 @@ class FaultsReport(BaseModel):
 
 async def run_fault(session: Session, fault: Fault, work: Path) -> FaultOutcome:
     db_path = work / "shop.sqlite3"
-    with ShopServer(ShopConfig(db_path=db_path)) as shop, ScriptedModelServer(fault.script, fault.model) as model:
+    shop_server = HeldShop if fault.held_add else ShopServer
+    with shop_server(ShopConfig(db_path=db_path)) as shop, ScriptedModelServer(fault.script, fault.model) as model:
         product = ShopQueries(db_path).product_by_name(CART_PRODUCT)
         tab = await session.browser.open_tab(f"{shop.base_url}/product/{product.id}")
         env = BrowserEnv(session.browser, tab.tab_id)

@@ -12,27 +12,23 @@ An action sent and never answered (the backend stopped while it ran) is judged b
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
 from ..actions import SECRET_MASK, Action, ActionParseError, parse_action
-from ..agent.env import BrowserEnv, EnvView
+from ..agent.env import EnvView
 from ..core.classes import ActionClass, Classification
 from ..safety.secrets import mask_task
 from ..store import NodeRecord, StoredRun
 from .context import SearchContext, ask_approval, node_from_view, record_step
 from .frontier import FrontierItem
-from .snapshot import state_key
+from .snapshot import settled_view, state_key
 from .step import advance
 from .tree import Node, SearchTree
 
 # Why the user is asked before an action of unknown outcome runs again.
 AGAIN_REASON = ("it was sent just before the backend stopped, and the page still looks as it did before: it may or "
                 "may not have run, so running it again could do it twice")
-
-# How the page is read on resume: it counts as loaded once two looks this far apart agree, or after the maximum.
-SETTLE_QUIET_S, SETTLE_MAX_S = 0.5, 10.0
 
 Verdict = Literal["same", "moved", "ran", "unchanged"]
 
@@ -105,20 +101,6 @@ def restored_tree(point: ResumePoint) -> SearchTree:
         previous = node
     tree.root_id = point.node_id
     return tree
-
-
-async def settled_view(env: BrowserEnv, quiet_s: float = SETTLE_QUIET_S, max_s: float = SETTLE_MAX_S) -> EnvView:
-    """The tab's page once two looks `quiet_s` apart agree (an answer held up by the crash may still be loading it),
-    or as it is after `max_s`."""
-    view = await env.observe()
-    deadline = asyncio.get_running_loop().time() + max_s
-    while asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(quiet_s)
-        again = await env.observe()
-        if state_key(again.url, again.text) == state_key(view.url, view.text):
-            return again
-        view = again
-    return view
 
 
 def verdict(point: ResumePoint, node: Node, view: EnvView) -> Verdict:

@@ -17,6 +17,7 @@ Every check reports a human-readable reason, so a failed backtrack can be explai
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -28,6 +29,7 @@ from typing import NamedTuple, TypeVar
 from urllib.parse import urldefrag
 
 from ..actions import Action, Click, Hover, Press, SelectOption, Type
+from ..agent.env import BrowserEnv, EnvView
 from ..observation import ElementInfo, PageView
 from ..observation.render import quote
 
@@ -101,6 +103,26 @@ def state_key(url: str, text: str) -> str:
     """A digest of the state a node shows, equal for the same page reached twice (A -> C -> A). Read off the
     observation text rather than `outline`: 15 ms instead of 75 ms on a 5,500-element page (tests/fixtures/axtree)."""
     return hashlib.sha1(f"{without_fragment(url)}\n{_VOLATILE_TEXT.sub('', text)}".encode()).hexdigest()
+
+
+# When a page is read after the browser was out of reach (a crash, a worker restart): it counts as loaded once two looks
+# this far apart agree, or after the maximum.
+SETTLE_QUIET_S, SETTLE_MAX_S = 0.5, 10.0
+
+
+async def settled_view(env: BrowserEnv, quiet_s: float = SETTLE_QUIET_S, max_s: float = SETTLE_MAX_S) -> EnvView:
+    """The tab's page once two looks `quiet_s` apart show the same state (an answer held up while the browser was out
+    of reach may still be loading it), or as it is after `max_s`."""
+    view = await env.observe()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max_s
+    while loop.time() < deadline:
+        await asyncio.sleep(quiet_s)
+        again = await env.observe()
+        if state_key(again.url, again.text) == state_key(view.url, view.text):
+            return again
+        view = again
+    return view
 
 
 def same_page(a: PageView, b: PageView) -> bool:

@@ -16,12 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..actions import Action, GoBack, Goto, Stop
+from ..agent.env import ExecResult
+from ..browser import BrowserDisconnected
 from ..core.classes import ActionClass, Classification
 from ..protocol import NavigationInfo
 from ..safety.postcheck import post_check
 from ..safety.sites import SiteRefused
 from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
 from .frontier import FrontierItem
+from .snapshot import settled_view, state_key
 from .tree import Node
 
 
@@ -105,7 +108,10 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     await ctx.trace.at(ctx.env.tab_id)
     await ctx.trace.usage(ctx.roles.usage())
     await ctx.trace.action_sent(parent.id, item.action_text, item.action_class, parent.url)
-    outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
+    try:
+        outcome = await ctx.env.execute(action, allow=item.sends if destructive else None)
+    except BrowserDisconnected:
+        outcome = await after_disconnect(ctx, parent, item)
     await ctx.trace.action_result(parent.id, item.action_text, "" if outcome.ok else outcome.error)
     check = post_check(item.action_class, outcome.requests)
     await ctx.trace.post_checked(parent.id, item.action_text, check)
@@ -144,6 +150,20 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     await ctx.trace.node(child)
     await ctx.trace.at(ctx.env.tab_id)
     return Advanced(child, changed_site=changed_site)
+
+
+async def after_disconnect(ctx: SearchContext, parent: Node, item: FrontierItem) -> ExecResult:
+    """The extension went away while `item` ran (its worker restarted, the connection dropped), so its outcome is
+    unknown. Once it is back, the page says: another page than the one it was sent on means it ran; the same page
+    means it may not have, and it counts as failed, never sent again (search may propose it anew, and a destructive
+    one is then asked about)."""
+    await ctx.trace.progress(f"the extension went away while `{item.action_text}` ran; waiting for it to come back")
+    view = await settled_view(ctx.env)  # waits for the extension to reconnect (or gives up with the reason)
+    if state_key(view.url, view.text) != parent.state:
+        await ctx.trace.progress(f"the page changed while the extension was away: `{item.action_text}` ran")
+        return ExecResult(True)
+    return ExecResult(False, "the extension restarted while it ran and the page is as before: it may not have run, "
+                             "and it was not sent again")
 
 
 def stop_node(ctx: SearchContext, parent: Node, item: FrontierItem) -> Node:
