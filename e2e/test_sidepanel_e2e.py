@@ -10,7 +10,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from branchwise.agent.env import EnvConfig
+from branchwise.agent.env import BrowserEnv, EnvConfig
+from branchwise.bench.faults import added_to_cart, cart_script
+from branchwise.bench.scenarios import CART_PRODUCT, CART_TASK
 from branchwise.config import EXTENSION_ID
 from branchwise.demo.task import DEMO_TASK
 from branchwise.llm import LLMClient, LLMConfig
@@ -20,6 +22,7 @@ from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.roles import ModelRoles
+from branchwise.store import NodeRecord, RunRecord, RunStore
 
 from harness import Stack
 
@@ -100,3 +103,51 @@ def test_panel_reports_a_refused_run(stack: Stack, shop: ShopServer) -> None:
         WebDriverWait(driver, 15).until(lambda d: "No model is configured" in text_of(d, "#problem"))
     finally:
         stack.session.hub.start_run_handler = None
+
+
+def test_a_run_a_crash_cut_short_is_offered_on_reconnect_and_resumed_from_the_panel(
+        stack: Stack, shop: ShopServer, store: RunStore) -> None:
+    browser = stack.session.browser
+    product = ShopQueries(shop.config.db_path).product_by_name(CART_PRODUCT)
+    tab = stack.call(browser.open_tab(f"{shop.base_url}/product/{product.id}"))
+    page = stack.call(BrowserEnv(browser, tab.tab_id).observe())
+    # What a backend killed while the model thought leaves: the run, its first page, where it was; marked interrupted
+    # by the next backend's start.
+    store.start_run(RunRecord(run_id="c1", task=CART_TASK, strategy="greedy", tab_id=tab.tab_id))
+    store.upsert_node(NodeRecord(run_id="c1", node_id=0, url=page.url, title=page.title, observation_text=page.text,
+                                 status="expanded"))
+    store.set_position("c1", tab.tab_id, 0)
+    store.finish_run("c1", "interrupted", reason="the backend stopped before the run finished")
+    with ScriptedModelServer(cart_script()) as model:
+        client = LLMClient(LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted"))
+        manager = RunManager(browser, ModelSetup(client, True, "scripted"),
+                             SearchAgent(ModelRoles.shared(client), browser,
+                                         SearchConfig(strategy="greedy", max_steps=5), store=store),
+                             EnvConfig(), store=store)
+        manager.attach()
+        try:
+            driver = stack.driver
+            driver.switch_to.new_window("tab")
+            driver.get(PANEL)
+            WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+            # To the extension, a backend restart is its connection dropping and a new one proving itself.
+            link = stack.session.hub.link
+            assert link is not None
+            stack.call(link.close(1012, "backend restart"))
+            WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".run button.resume"))
+            offered = driver.find_element(By.CSS_SELECTOR, ".run")
+            assert CART_TASK in offered.text and "interrupted" in offered.text
+            assert "it can go on in the tab it worked in" in offered.text
+            WebDriverWait(driver, 15).until(
+                lambda d: d.find_element(By.CSS_SELECTOR, ".run button.resume").is_enabled())
+            driver.find_element(By.CSS_SELECTOR, ".run button.resume").click()
+            WebDriverWait(driver, 60).until(lambda d: "Added" in text_of(d, ".run .answer"))
+            run = driver.find_element(By.CSS_SELECTOR, ".run")
+            assert run.find_element(By.CSS_SELECTOR, ".badge.finished").text == "finished"
+            assert not run.find_elements(By.CSS_SELECTOR, "button.resume"), "the offer ends once the run goes on"
+        finally:
+            manager.detach()
+            stack.call(client.aclose())
+    assert added_to_cart(shop.config.db_path, product.id) == 1
+    resumed = store.load_run("c1")
+    assert resumed.run.status == "finished" and resumed.nodes[0].observation_text == page.text

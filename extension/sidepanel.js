@@ -17,12 +17,14 @@ const LABELS = { connected: "Connected to the backend", connecting: "Connectingâ
   refused: "Refused by the backend", unpaired: "Not paired" };
 let connected = false;
 let activeRunId = null;
+let shownRuns = [];
 
 function showStatus(connection) {
   connected = connection.state === "connected";
   statusEl.dataset.state = connection.state;
   statusEl.textContent = `${LABELS[connection.state] || connection.state}${connection.detail && !connected ? ": " + connection.detail : ""}`;
   startEl.disabled = !connected || Boolean(activeRunId);
+  showRuns(shownRuns); // Resume buttons follow the connection too
 }
 
 function renderRun(run) {
@@ -48,13 +50,31 @@ function renderRun(run) {
   if (run.tree?.nodes?.length) box.append(renderTree(run.tree));
   if (run.answer) box.append(el("div", { class: "answer" }, el("strong", {}, "Answer: "), run.answer));
   if (run.message) box.append(el("p", { class: run.status === "failed" ? "error" : "hint" }, run.message));
+  if (run.resumable) {
+    const resume = el("button", { type: "button", class: "resume" }, "Resume");
+    const problem = el("p", { class: "error resume-problem", role: "alert" });
+    resume.disabled = !connected || Boolean(activeRunId);
+    resume.addEventListener("click", () => resumeRun(run.run_id, resume, problem));
+    box.append(el("div", { class: "row" }, resume), problem);
+  }
   return box;
 }
 
+async function resumeRun(runId, button, problem) {
+  button.disabled = true;
+  problem.textContent = "";
+  const reply = await chrome.runtime.sendMessage({ kind: "resume_run", runId }).catch((error) => ({ error: error.message }));
+  if (reply?.error) {
+    problem.textContent = reply.error;
+    button.disabled = false;
+  }
+}
+
 function showRuns(runs = []) {
-  runsEl.replaceChildren(...runs.map(renderRun));
+  shownRuns = runs;
   const running = runs.find((r) => r.status === "running");
   activeRunId = running ? running.run_id : null;
+  runsEl.replaceChildren(...runs.map(renderRun));
   stopEl.disabled = !activeRunId;
   startEl.disabled = !connected || Boolean(activeRunId);
 }

@@ -163,6 +163,10 @@ async function handlePanelMessage(request) {
     case "stop_run":
       connection.send({ type: "stop_run", id: newId(), run_id: request.runId });
       return { ok: true };
+    case "resume_run": {
+      const reply = await connection.request({ type: "resume_run", id: newId(), run_id: request.runId });
+      return { run_id: reply.run_id };
+    }
     case "confirm_answer":
       return answerConfirm(connection, request.approvalId, request.approved);
     default:

@@ -364,7 +364,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             agent = build_agent(model, session.browser, options, store,
                                 SidePanelApprover(session.hub, options.confirm_config), session.gate)
             RunManager(session.browser, model, agent, EnvConfig(sites=options.sites),
-                       TerminalReporter(scripted_model=model.scripted)).attach()
+                       TerminalReporter(scripted_model=model.scripted), store).attach()
         say("Press Ctrl-C to stop.")
         await asyncio.Event().wait()
     return EXIT_OK

@@ -33,6 +33,7 @@ from .protocol import (
     Pong,
     RequestHeld,
     RequestSent,
+    ResumeRun,
     RunStarted,
     StartRun,
     StopRun,
@@ -71,6 +72,10 @@ class LinkTimeout(ExtensionError):
         super().__init__("timeout", message)
 
 
+class RunRefused(Exception):
+    """The backend will not start or resume the run the side panel asked for; the message says why."""
+
+
 BrowserEvent = NetworkRequest | TabEvent | DialogEvent | RequestHeld | RequestSent
 
 
@@ -82,6 +87,8 @@ class LinkHandlers(Protocol):
     async def on_start_run(self, message: StartRun) -> str: ...
 
     async def on_stop_run(self, message: StopRun) -> None: ...
+
+    async def on_resume_run(self, message: ResumeRun) -> str: ...
 
     def on_confirm_answer(self, message: ConfirmAnswer) -> None: ...
 
@@ -328,7 +335,9 @@ class ExtensionLink:
             case NetworkRequest() | TabEvent() | DialogEvent() | RequestHeld() | RequestSent():
                 self._handlers.on_event(message)
             case StartRun():
-                self._spawn(self._start_run(message))
+                self._spawn(self._run_started(message, self._handlers.on_start_run(message), "start the run"))
+            case ResumeRun():
+                self._spawn(self._run_started(message, self._handlers.on_resume_run(message), "resume the run"))
             case StopRun():
                 self._spawn(self._handlers.on_stop_run(message))
             case ConfirmAnswer():
@@ -338,12 +347,16 @@ class ExtensionLink:
             case _:
                 log.warning("unexpected %s from the extension (reply_to=%s)", message.type, message.reply_to)
 
-    async def _start_run(self, message: StartRun) -> None:
+    async def _run_started(self, message: StartRun | ResumeRun, starting: Awaitable[str], what: str) -> None:
         try:
-            run_id = await self._handlers.on_start_run(message)
+            run_id = await starting
+        except RunRefused as exc:
+            log.warning("did not %s: %s", what, exc)
+            await self._reply_error(message.id, "internal", f"could not {what}: {exc}")
+            return
         except Exception as exc:  # the panel must hear why, whatever went wrong
-            log.exception("could not start a run")
-            await self._reply_error(message.id, "internal", f"could not start the run: {exc}")
+            log.exception("could not %s", what)
+            await self._reply_error(message.id, "internal", f"could not {what}: {exc}")
             return
         await self.send(RunStarted(reply_to=message.id, run_id=run_id))
 
@@ -395,6 +408,9 @@ class ExtensionHub:
         self._confirm_listeners: list[Callable[[ConfirmAnswer], None]] = []
         self.start_run_handler: Callable[[StartRun], Awaitable[str]] | None = None
         self.stop_run_handler: Callable[[StopRun], Awaitable[None]] | None = None
+        self.resume_run_handler: Callable[[ResumeRun], Awaitable[str]] | None = None
+        # Told each time an extension has connected and proved itself (the side panel's runs are offered then).
+        self._link_listeners: list[Callable[[], Awaitable[None]]] = []
 
     @property
     def link(self) -> ExtensionLink | None:
@@ -409,6 +425,11 @@ class ExtensionHub:
         """Hear the user's answers to confirmation cards; returns the unsubscribe function."""
         self._confirm_listeners.append(listener)
         return lambda: self._confirm_listeners.remove(listener)
+
+    def add_link_listener(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        """Hear each new connection once it is ready; returns the unsubscribe function."""
+        self._link_listeners.append(listener)
+        return lambda: self._link_listeners.remove(listener)
 
     async def wait_link(self, timeout: float) -> ExtensionLink:
         async def ready() -> ExtensionLink:
@@ -441,6 +462,8 @@ class ExtensionHub:
             log.info("a new extension connection replaces the previous one")
             await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
         await self._notify()
+        for listener in list(self._link_listeners):
+            link._spawn(listener())
         await run
         await self._notify()
         log.info("extension disconnected")
@@ -463,6 +486,11 @@ class ExtensionHub:
     async def on_stop_run(self, message: StopRun) -> None:
         if self.stop_run_handler is not None:
             await self.stop_run_handler(message)
+
+    async def on_resume_run(self, message: ResumeRun) -> str:
+        if self.resume_run_handler is None:
+            raise RunRefused("this backend does not resume runs from the side panel")
+        return await self.resume_run_handler(message)
 
     def on_confirm_answer(self, message: ConfirmAnswer) -> None:
         if not self._confirm_listeners:

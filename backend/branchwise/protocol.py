@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 SUBPROTOCOL = "branchwise"
 
 
@@ -488,7 +488,9 @@ class RunUpdate(Envelope):
     run_id: str
     task: str = ""
     # "progress": one line of the run's log in `message` (search progress, a denial and what the planner does next).
-    status: Literal["started", "step", "progress", "finished", "failed", "stopped"]
+    # "interrupted": a run the backend's exit cut short, offered on connect; `resumable` when resume_run can go on
+    # with it (its tab is still open), else `message` says why not.
+    status: Literal["started", "step", "progress", "finished", "failed", "stopped", "interrupted"]
     step: int = 0
     url: str = ""
     thought: str = ""
@@ -496,6 +498,7 @@ class RunUpdate(Envelope):
     answer: str = ""
     message: str = ""
     scripted_model: bool = False
+    resumable: bool = False
 
 
 class TreeNodeView(Model):
@@ -614,6 +617,14 @@ class StopRun(Envelope):
     run_id: str
 
 
+class ResumeRun(Envelope):
+    """From the side panel: go on with an interrupted run the backend offered (a run_update `interrupted`,
+    `resumable`), in the tab it worked in. Answered with run_started, or an error saying why not."""
+
+    type: Literal["resume_run"] = "resume_run"
+    run_id: str = Field(min_length=1, max_length=64)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Confirmations: the user approves or denies one flagged action (or held request) in the side panel
 
@@ -669,15 +680,15 @@ ToExtension: TypeAlias = (
 )
 FromExtension: TypeAlias = (
     Hello | Auth | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply
-    | PageValue | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | RequestHeld | RequestSent
+    | PageValue | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | ResumeRun | RequestHeld | RequestSent
     | ConfirmAnswer
 )
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
     Hello, HelloOk, Auth, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
     Observe, Observation, Act, ActResult, Inspect, ElementFactsReply, RunUpdate, TreeUpdate, NetworkRequest, TabEvent,
-    DialogEvent, StartRun, RunStarted, StopRun, GateTab, ReleaseRequest, RequestHeld, RequestSent, ConfirmRequest,
-    ConfirmAnswer, ConfirmClosed, ReadPage, PageValue,
+    DialogEvent, StartRun, RunStarted, StopRun, ResumeRun, GateTab, ReleaseRequest, RequestHeld, RequestSent,
+    ConfirmRequest, ConfirmAnswer, ConfirmClosed, ReadPage, PageValue,
 )
 
 incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(

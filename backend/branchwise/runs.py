@@ -1,45 +1,72 @@
-"""Runs started from the side panel while `branchwise serve` is up: one task each, stoppable."""
+"""Runs started from the side panel while `branchwise serve` is up: one task each, stoppable; and the runs a crash cut
+short, offered to the panel when the extension connects and resumed from it."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
-from .agent.base import Agent
 from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
+from .link import RunRefused
 from .models import ModelSetup
-from .protocol import StartRun, StopRun, new_id
+from .protocol import ResumeRun, StartRun, StopRun, new_id
 from .safety.secrets import mask_task
+from .search.agent import SearchAgent
+from .search.resume import ResumePoint, Unresumable, resume_point
+from .store import RunStore
 
 log = logging.getLogger(__name__)
 
+# How many of the newest interrupted runs the panel is told of.
+OFFERED_RUNS = 3
+
 
 class RunManager:
-    def __init__(self, browser: Browser, model: ModelSetup, agent: Agent, env_config: EnvConfig,
-                 terminal: RunReporter | None = None) -> None:
+    def __init__(self, browser: Browser, model: ModelSetup, agent: SearchAgent, env_config: EnvConfig,
+                 terminal: RunReporter | None = None, store: RunStore | None = None) -> None:
         self.browser = browser
         self.model = model
         self.agent = agent
         self.env_config = env_config
         self.terminal = terminal
+        # Where interrupted runs are found (None: none are offered or resumed).
+        self.store = store
         self.tasks: dict[str, asyncio.Task[RunResult]] = {}
+        self._unlisten: Callable[[], None] | None = None
 
     def attach(self) -> None:
-        self.browser.hub.start_run_handler = self.start
-        self.browser.hub.stop_run_handler = self.stop
+        hub = self.browser.hub
+        hub.start_run_handler = self.start
+        hub.stop_run_handler = self.stop
+        hub.resume_run_handler = self.resume
+        self._unlisten = hub.add_link_listener(self.offer)
+
+    def detach(self) -> None:
+        """The backend takes no more runs from the side panel through this manager."""
+        hub = self.browser.hub
+        hub.start_run_handler = hub.stop_run_handler = hub.resume_run_handler = None
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
+
+    def _panel(self) -> SidePanelReporter:
+        return SidePanelReporter(self.browser.hub, scripted_model=self.model.scripted)
+
+    def _launch(self, run_id: str, task: str, tab_id: int, resume: ResumePoint | None = None) -> None:
+        if any(not t.done() for t in self.tasks.values()):
+            raise RunRefused("a run is already in progress; stop it first")
+        env = BrowserEnv(self.browser, tab_id, self.env_config)
+        panel = self._panel()
+        reporter = Reporters(panel, self.terminal) if self.terminal else panel
+        self.tasks[run_id] = asyncio.create_task(self.agent.run(task, env, reporter, run_id=run_id, resume=resume))
 
     async def start(self, message: StartRun) -> str:
-        if any(not t.done() for t in self.tasks.values()):
-            raise RuntimeError("a run is already in progress; stop it first")
         run_id = new_id()
-        env = BrowserEnv(self.browser, message.tab_id, self.env_config)
-        panel = SidePanelReporter(self.browser.hub, scripted_model=self.model.scripted)
-        reporter = Reporters(panel, self.terminal) if self.terminal else panel
-        task = asyncio.create_task(self.agent.run(message.task, env, reporter, run_id=run_id))
-        self.tasks[run_id] = task
+        self._launch(run_id, message.task, message.tab_id)
         log.info("run %s started from the side panel on tab %d: %s", run_id, message.tab_id,
                  mask_task(message.task))
         return run_id
@@ -49,3 +76,42 @@ class RunManager:
         if task is not None and not task.done():
             log.info("run %s stopped by the user", message.run_id)
             task.cancel()
+
+    async def _resumable(self, run_id: str, open_tabs: set[int]) -> ResumePoint:
+        """Where the run can go on from; Unresumable says why it cannot (from the panel, a task with a secret in it
+        cannot be given again: that is `branchwise resume --task`)."""
+        if self.store is None:
+            raise Unresumable("this backend keeps no runs")
+        point = resume_point(await asyncio.to_thread(self.store.load_run, run_id))
+        if point.tab_id not in open_tabs:
+            raise Unresumable("the tab it worked in is closed")
+        return point
+
+    async def offer(self) -> None:
+        """Tell the side panel of the newest runs a crash cut short: each can go on (its tab is still open) or says
+        why not."""
+        if self.store is None:
+            return
+        runs = [r for r in await asyncio.to_thread(self.store.list_runs, 50) if r.status == "interrupted"]
+        if not runs:
+            return
+        open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
+        panel = self._panel()
+        for summary in runs[:OFFERED_RUNS]:
+            try:
+                await self._resumable(summary.run_id, open_tabs)
+            except Unresumable as exc:
+                await panel.interrupted(summary.run_id, summary.task, f"Cut short by a backend exit; {exc}.", False)
+            else:
+                await panel.interrupted(summary.run_id, summary.task, "Cut short by a backend exit: it can go on in "
+                                        "the tab it worked in.", True)
+
+    async def resume(self, message: ResumeRun) -> str:
+        open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
+        try:
+            point = await self._resumable(message.run_id, open_tabs)
+        except Unresumable as exc:
+            raise RunRefused(str(exc)) from None
+        self._launch(point.stored.run.run_id, point.stored.run.task, point.tab_id, point)
+        log.info("run %s resumed from the side panel in tab %d", point.stored.run.run_id, point.tab_id)
+        return point.stored.run.run_id

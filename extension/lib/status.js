@@ -76,6 +76,8 @@ async function foldRunUpdate(update) {
   } else {
     run.status = update.status === "started" ? "running" : update.status;
   }
+  // Offered after a backend restart: the panel shows Resume while it can go on; any other update ends the offer.
+  run.resumable = update.status === "interrupted" && Boolean(update.resumable);
   if (update.answer) run.answer = update.answer;
   if (update.message) run.message = update.message;
   await saveRuns(runs);

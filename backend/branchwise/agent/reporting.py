@@ -105,6 +105,11 @@ class SidePanelReporter:
             scripted_model=self.scripted_model,
         ))
 
+    async def interrupted(self, run_id: str, task: str, why: str, resumable: bool) -> None:
+        """A run the backend's exit cut short, offered to go on with (`resumable`) or shown with why it cannot."""
+        await self._send(RunUpdate(run_id=run_id, task=task, status="interrupted", message=why, resumable=resumable,
+                                   scripted_model=self.scripted_model))
+
 
 class Reporters:
     """Fans one run's progress out to several reporters."""

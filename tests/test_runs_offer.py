@@ -1,0 +1,88 @@
+"""What the side panel is offered when an extension connects: the runs a crash cut short, each resumable or saying why
+not, and a resume that refuses what it cannot go on with."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from branchwise.agent.env import EnvConfig
+from branchwise.link import RunRefused
+from branchwise.models import ModelSetup
+from branchwise.protocol import ResumeRun, RunUpdate, TabInfo
+from branchwise.runs import RunManager
+from branchwise.safety.secrets import mask_task
+from branchwise.search.agent import SearchAgent
+from branchwise.search.roles import ModelRoles
+from branchwise.store import NodeRecord, RunRecord, RunStore
+
+from fake_models import FakeModel
+
+
+@dataclass
+class PanelLink:
+    sent: list[RunUpdate] = field(default_factory=list)
+
+    async def send(self, message: RunUpdate) -> None:
+        self.sent.append(message)
+
+
+@dataclass
+class Hub:
+    link: PanelLink = field(default_factory=PanelLink)
+    start_run_handler: object = None
+    stop_run_handler: object = None
+    resume_run_handler: object = None
+
+    def add_link_listener(self, listener: object) -> object:
+        return lambda: None
+
+
+@dataclass
+class Browser:
+    open_tabs: tuple[int, ...]
+    hub: Hub = field(default_factory=Hub)
+
+    async def list_tabs(self) -> list[TabInfo]:
+        return [TabInfo(tab_id=t, index=i, url="http://shop.test/", title="Shop") for i, t in enumerate(self.open_tabs)]
+
+
+def record(store: RunStore, run_id: str, tab_id: int, task: str = "Add the book to my cart",
+           status: str = "interrupted") -> None:
+    store.start_run(RunRecord(run_id=run_id, task=task, strategy="greedy", tab_id=tab_id))
+    store.upsert_node(NodeRecord(run_id=run_id, node_id=0, url="http://shop.test/", observation_text="[1] link"))
+    store.finish_run(run_id, status)  # type: ignore[arg-type]
+
+
+def manager(store: RunStore, browser: Browser) -> RunManager:
+    fake = FakeModel.always("stop [done]")
+    return RunManager(browser, ModelSetup(fake, True, "scripted"),  # type: ignore[arg-type]
+                      SearchAgent(ModelRoles.shared(fake), None), EnvConfig(), store=store)
+
+
+def test_the_panel_is_offered_interrupted_runs_with_why_one_cannot_go_on(tmp_path: Path) -> None:
+    browser = Browser(open_tabs=(7,))
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        record(store, "open", 7)
+        record(store, "closed", 8)
+        record(store, "secret", 7, task=mask_task("Log in with password hunter22"))
+        record(store, "done", 7, status="finished")
+        asyncio.run(manager(store, browser).offer())
+    offers = {u.run_id: u for u in browser.hub.link.sent}
+    assert set(offers) == {"open", "closed", "secret"}
+    assert all(u.status == "interrupted" for u in offers.values())
+    assert offers["open"].resumable and not offers["closed"].resumable and not offers["secret"].resumable
+    assert "the tab it worked in is closed" in offers["closed"].message
+    assert "give the task again" in offers["secret"].message
+
+
+def test_resume_refuses_a_run_whose_tab_is_gone_with_the_reason(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        record(store, "closed", 8)
+        runs = manager(store, Browser(open_tabs=(7,)))
+        with pytest.raises(RunRefused, match="the tab it worked in is closed"):
+            asyncio.run(runs.resume(ResumeRun(run_id="closed")))
+        assert store.load_run("closed").run.status == "interrupted"
