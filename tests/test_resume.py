@@ -273,3 +273,20 @@ def test_an_action_cut_off_by_a_worker_restart_is_judged_by_the_page_and_never_r
         assert result.steps[0].error.startswith("the extension restarted while it ran and the page is as before")
         assert [a.to_text() for a, _ in env.executed] == ["click [2]", "click [2]"]
         assert result.status == "finished"
+
+
+# Greedy counts every step, the answer too; action_aware counts the actions it runs, and may answer after the last.
+@pytest.mark.parametrize(("strategy", "max_steps", "ran"), [("greedy", 2, ["click [2]"]), ("action_aware", 1, [])])
+def test_a_resumed_run_counts_the_steps_it_took_before_against_its_limit(tmp_path: Path, strategy: str,
+                                                                          max_steps: int, ran: list[str]) -> None:
+    env = ShopEnv(url=PRODUCT_URL)  # resumed at node 1: one step (the click to the product page) already taken
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store, in_flight=False)
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        agent = SearchAgent(roles, None, SearchConfig(strategy=strategy, max_steps=max_steps), store=store,
+                            approver=PolicyApprover(True, "test"), classifier=HeuristicClassifier())
+        result = asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
+                                       resume=resume_point(store.load_run("r1"))))
+    assert [a.to_text() for a in env.actions] == ran
+    assert result.status == "failed" and f"step limit ({max_steps})" in result.reason

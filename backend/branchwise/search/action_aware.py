@@ -74,6 +74,8 @@ class _Run:
     async def go(self) -> SearchOutcome:
         ctx = self.ctx
         current = await start_node(ctx)
+        # A resumed run has taken the steps of its recorded path already.
+        self.steps = current.depth
         await ctx.trace.progress("writing the task checklist" + (" and rephrasing the task" if self.config.rephrase
                                                                    else ""))
         if ctx.store is not None and ctx.examples is None:

@@ -51,7 +51,8 @@ class GreedySearch:
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0
         outcome: SearchOutcome | None = None
-        for _ in range(config.max_steps):
+        # A resumed run has taken the steps of its recorded path already.
+        for _ in range(config.max_steps - root.depth):
             node = tree[ctx.state.current if ctx.state.current is not None else root.id]
             if node.status == "open":
                 node.status = "expanded"
