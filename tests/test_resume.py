@@ -87,7 +87,7 @@ def test_a_task_with_a_password_must_be_given_again_as_first_written(tmp_path: P
         assert "hunter22" not in stored.run.task
         with pytest.raises(Unresumable, match="give the task again"):
             resume_point(stored)
-        with pytest.raises(Unresumable, match="give the task again"):
+        with pytest.raises(Unresumable, match="the task given is not the one run r1 was started with"):
             resume_point(stored, "Log in with password hunter22 and open my invoices")  # another task
         assert resume_point(stored, task).node_id == 1
 

@@ -544,6 +544,7 @@ def test_an_action_in_flight_at_a_crash_is_reported_as_of_unknown_outcome(tmp_pa
     assert stored.unfinished_action is not None and stored.unfinished_action.action_text == "click [12]"
     assert "`click [12]` had been sent to the page and its outcome is unknown" in stored.run.reason
     assert "Unknown:   `click [12]` was sent to http://shop/cart at" in shown
+    assert "Resume:    branchwise resume crashed" in shown
 
 
 def test_an_interrupted_run_keeps_its_position_and_only_it_can_be_reopened(tmp_path: Path) -> None:

@@ -55,7 +55,9 @@ def resume_point(stored: StoredRun, task: str | None = None) -> ResumePoint:
     run = stored.run
     if run.status != "interrupted":
         raise Unresumable(f"run {run.run_id} is {run.status}: only an interrupted run can be resumed")
-    if SECRET_MASK in run.task and (task is None or mask_task(task) != run.task):
+    if task is not None and mask_task(task) != run.task:
+        raise Unresumable(f"the task given is not the one run {run.run_id} was started with ({run.task!r})")
+    if SECRET_MASK in run.task and task is None:
         raise Unresumable("the task had a password or card number in it, which is never stored: give the task again "
                           "(--task), written as the first time")
     if run.tab_id is None or not stored.nodes:

@@ -144,6 +144,9 @@ def format_run(stored: StoredRun) -> str:
         lines.append(f"Unknown:   `{_clip(sent.action_text, 80)}` was sent to {sent.url or 'the page'} at "
                      f"{sent.created_at.astimezone(UTC).strftime('%H:%M:%S')} UTC and no result was recorded: it "
                      "may or may not have taken effect")
+    if run.status == "interrupted":
+        lines.append(f"Resume:    branchwise resume {run.run_id}   (goes on in the tab it worked in, while that is "
+                     "open)")
 
     lines += ["", *_usage_lines(stored.usage), ""]
     lines.append(f"Tree ({len(stored.nodes)} nodes, {TRAJECTORY_MARK} = chosen trajectory):")

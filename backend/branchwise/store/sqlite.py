@@ -424,7 +424,7 @@ class RunStore:
                 unfinished = self._unfinished_action(run_id)
                 if unfinished is not None:
                     reason += (f"; `{unfinished.action_text}` had been sent to the page and its outcome is unknown: "
-                               "look at the tab before doing it again")
+                               "look at the tab before doing it again (`branchwise resume` judges it by the page)")
                 self._conn.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = CASE WHEN reason = '' "
                     "THEN ? ELSE reason END WHERE run_id = ? AND status = 'running'", (now, reason, run_id))
