@@ -145,6 +145,7 @@ def test_a_run_a_crash_cut_short_is_offered_on_reconnect_and_resumed_from_the_pa
             run = driver.find_element(By.CSS_SELECTOR, ".run")
             assert run.find_element(By.CSS_SELECTOR, ".badge.finished").text == "finished"
             assert not run.find_elements(By.CSS_SELECTOR, "button.resume"), "the offer ends once the run goes on"
+            assert "Cut short by a backend exit" not in run.text
         finally:
             manager.detach()
             stack.call(client.aclose())

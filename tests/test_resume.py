@@ -1,5 +1,6 @@
 """Resume: where an interrupted run goes on from, what it remembers, and that an action of unknown outcome is never
-run again without the page or the user saying so. The whole, with a real crash, is in e2e/test_resume_e2e.py."""
+run again without the page or the user saying so. The whole, with a real crash, is in e2e/test_faults_e2e.py (the
+"backend killed" rows) and e2e/test_sidepanel_e2e.py (resumed from the panel)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from branchwise.agent.records import RunResult, StepRecord
 from branchwise.agent.reporting import TerminalReporter
 from branchwise.browser import BrowserDisconnected
 from branchwise.core.approval import PolicyApprover
+from branchwise.core.budget import Limits
 from branchwise.core.requests import ExpectedRequest
 from branchwise.safety.secrets import mask_task
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.best_first import BestFirstConfig
 from branchwise.search.heuristic import HeuristicClassifier
 from branchwise.search.resume import (
+    ResumePoint,
     Unresumable,
     recorded_path,
     restored_tree,
@@ -58,6 +61,13 @@ def interrupted(store: RunStore, *, in_flight: bool = True, task: str = TASK) ->
     return store.load_run("r1")
 
 
+def reopened(store: RunStore) -> ResumePoint:
+    """Where r1 goes on from, reopened in the store as the CLI and the side panel do before they resume it."""
+    point = resume_point(store.load_run("r1"))
+    store.reopen_run("r1")
+    return point
+
+
 def resume(store: RunStore, env: ShopEnv, approve: bool) -> tuple[RunResult, PolicyApprover]:
     roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
                        RoleModel(FakeModel(value), "reward"))
@@ -65,6 +75,7 @@ def resume(store: RunStore, env: ShopEnv, approve: bool) -> tuple[RunResult, Pol
     config = SearchConfig(strategy="best_first", options=BestFirstConfig(candidates=3, value=ValueConfig(n=2)))
     agent = SearchAgent(roles, None, config, store=store, approver=approver, classifier=HeuristicClassifier())
     point = resume_point(store.load_run("r1"))
+    store.reopen_run("r1")
     result = asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()), resume=point))  # type: ignore[arg-type]
     return result, approver
 
@@ -144,7 +155,8 @@ def test_an_action_the_page_shows_done_is_not_run_again_and_the_run_finishes_und
     assert stored.trajectory[:3] == [0, 1, 3] and by_id[stored.trajectory[-1]].answer == "Added Planter"
     assert [a.note for a in audit if a.kind == "action_result"] == [
         "done (judged on resume: the page changed since it was sent)"]
-    # What the run used before the crash is in its totals.
+    # Steps are numbered on from the recorded one; what the run used before the crash is in its totals.
+    assert [step.index for step in result.steps] == [2, 3]
     policy_usage = next(u for u in stored.usage if u.role == "policy")
     assert policy_usage.calls > 4 and policy_usage.prompt_tokens >= 400
     assert result.usage.calls == sum(u.calls for u in stored.usage)
@@ -160,11 +172,14 @@ def test_a_tab_moved_elsewhere_is_worked_on_as_it_is_and_the_record_keeps_the_fi
         config = SearchConfig(strategy="best_first", options=BestFirstConfig(candidates=1, value=ValueConfig(n=1)))
         agent = SearchAgent(roles, None, config, store=store, classifier=HeuristicClassifier())
         result = asyncio.run(agent.run(TASK, env, TerminalReporter(out),  # type: ignore[arg-type]
-                                       resume=resume_point(store.load_run("r1"))))
+                                       resume=reopened(store)))
         stored = store.load_run("r1")
     assert (result.status, result.answer, env.executed) == ("finished", "Added Planter", [])
     assert f"the tab no longer shows the page of #1 ({PRODUCT_URL})" in out.getvalue()
-    assert {n.node_id: n for n in stored.nodes}[1].observation_text == PRODUCT.text
+    by_id = {n.node_id: n for n in stored.nodes}
+    assert (by_id[1].url, by_id[1].observation_text) == (PRODUCT_URL, PRODUCT.text)
+    # The cart is a node of its own, no step led there.
+    assert (by_id[3].parent_id, by_id[3].url, by_id[3].action_text) == (1, CART_URL, "")
 
 
 def test_an_unchanged_page_asks_the_user_and_a_no_runs_nothing(tmp_path: Path) -> None:
@@ -209,7 +224,7 @@ def test_the_resumed_prompt_shows_the_recorded_history(tmp_path: Path) -> None:
         agent = SearchAgent(roles, None, config, store=store, approver=PolicyApprover(True, "test"),
                             classifier=HeuristicClassifier())
         asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
-                              resume=resume_point(store.load_run("r1"))))
+                              resume=reopened(store)))
     assert roles_seen and "click [1]" in roles_seen[0] and "click [2]" in roles_seen[0]
 
 
@@ -255,7 +270,7 @@ class DroppedShop(ShopEnv):
 
 
 @pytest.mark.parametrize("lands", [True, False])
-def test_an_action_cut_off_by_a_worker_restart_is_judged_by_the_page_and_never_resent(tmp_path: Path,
+def test_an_action_cut_off_by_a_worker_restart_is_judged_by_the_page_and_not_sent_again_by_the_step(tmp_path: Path,
                                                                                         lands: bool) -> None:
     env = DroppedShop(lands)
     out = io.StringIO()
@@ -287,6 +302,20 @@ def test_a_resumed_run_counts_the_steps_it_took_before_against_its_limit(tmp_pat
         agent = SearchAgent(roles, None, SearchConfig(strategy=strategy, max_steps=max_steps), store=store,
                             approver=PolicyApprover(True, "test"), classifier=HeuristicClassifier())
         result = asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
-                                       resume=resume_point(store.load_run("r1"))))
+                                       resume=reopened(store)))
     assert [a.to_text() for a in env.actions] == ran
     assert result.status == "failed" and f"step limit ({max_steps})" in result.reason
+
+
+def test_a_resumed_run_counts_what_it_used_before_against_its_limits(tmp_path: Path) -> None:
+    env = ShopEnv(url=CART_URL)
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store, in_flight=False)  # 4 policy calls on record
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        config = SearchConfig(strategy="greedy", limits=Limits(max_model_calls=4))
+        agent = SearchAgent(roles, None, config, store=store)
+        result = asyncio.run(agent.run(TASK, env, TerminalReporter(io.StringIO()),  # type: ignore[arg-type]
+                                       resume=reopened(store)))
+    assert result.status == "failed" and "150" not in result.reason and "model calls" in result.reason
+    assert result.usage.calls == 4  # none more

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO, cast
 
@@ -274,6 +274,10 @@ async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint
     env = BrowserEnv(session.browser, point.tab_id, EnvConfig(sites=options.sites))
     approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
     agent = build_agent(model, session.browser, options, store, approver, session.gate)
+    try:
+        await asyncio.to_thread(store.reopen_run, point.stored.run.run_id)
+    except RunNotFound as exc:  # another backend resumed it meanwhile
+        raise UsageError(str(exc)) from None
     result = await agent.run(task, env, reporter, resume=point)
     say(f"See the run with: branchwise show {result.run_id}")
     return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
@@ -361,10 +365,16 @@ async def cmd_serve(args: argparse.Namespace) -> int:
             # Side-panel runs ask on a card in the side panel; one approver serves every run of this backend.
             if not options.sites.empty:
                 say(f"Sites: {options.sites.describe()}")
-            agent = build_agent(model, session.browser, options, store,
-                                SidePanelApprover(session.hub, options.confirm_config), session.gate)
-            RunManager(session.browser, model, agent, EnvConfig(sites=options.sites),
-                       TerminalReporter(scripted_model=model.scripted), store).attach()
+            approver = SidePanelApprover(session.hub, options.confirm_config)
+
+            def agent_for(strategy: str, backtrack: BacktrackMode) -> SearchAgent:
+                """A resumed run goes on with the strategy it was started with."""
+                return build_agent(model, session.browser, replace(options, strategy=strategy, backtrack=backtrack),
+                                   store, approver, session.gate)
+
+            RunManager(session.browser, model, agent_for(options.strategy, options.backtrack),
+                       EnvConfig(sites=options.sites), TerminalReporter(scripted_model=model.scripted), store,
+                       agent_for=agent_for).attach()
         say("Press Ctrl-C to stop.")
         await asyncio.Event().wait()
     return EXIT_OK

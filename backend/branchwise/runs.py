@@ -11,13 +11,14 @@ from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
+from .core.status import BacktrackMode
 from .link import RunRefused
 from .models import ModelSetup
 from .protocol import ResumeRun, StartRun, StopRun, new_id
 from .safety.secrets import mask_task
 from .search.agent import SearchAgent
 from .search.resume import ResumePoint, Unresumable, resume_point
-from .store import RunStore
+from .store import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +28,13 @@ OFFERED_RUNS = 3
 
 class RunManager:
     def __init__(self, browser: Browser, model: ModelSetup, agent: SearchAgent, env_config: EnvConfig,
-                 terminal: RunReporter | None = None, store: RunStore | None = None) -> None:
+                 terminal: RunReporter | None = None, store: RunStore | None = None,
+                 agent_for: Callable[[str, BacktrackMode], SearchAgent] | None = None) -> None:
         self.browser = browser
         self.model = model
         self.agent = agent
+        # The agent for a resumed run's own strategy and backtracking; None: only runs of `agent`'s strategy resume.
+        self.agent_for = agent_for
         self.env_config = env_config
         self.terminal = terminal
         # Where interrupted runs are found (None: none are offered or resumed).
@@ -56,17 +60,31 @@ class RunManager:
     def _panel(self) -> SidePanelReporter:
         return SidePanelReporter(self.browser.hub, scripted_model=self.model.scripted)
 
-    def _launch(self, run_id: str, task: str, tab_id: int, resume: ResumePoint | None = None) -> None:
+    def _busy(self) -> None:
         if any(not t.done() for t in self.tasks.values()):
             raise RunRefused("a run is already in progress; stop it first")
+
+    def _launch(self, agent: SearchAgent, run_id: str, task: str, tab_id: int,
+                resume: ResumePoint | None = None) -> None:
         env = BrowserEnv(self.browser, tab_id, self.env_config)
         panel = self._panel()
         reporter = Reporters(panel, self.terminal) if self.terminal else panel
-        self.tasks[run_id] = asyncio.create_task(self.agent.run(task, env, reporter, run_id=run_id, resume=resume))
+        self.tasks[run_id] = asyncio.create_task(agent.run(task, env, reporter, run_id=run_id, resume=resume))
+
+    def _agent_for(self, point: ResumePoint) -> SearchAgent:
+        run = point.stored.run
+        backtrack: BacktrackMode = "naive" if run.backtrack_mode == "naive" else "speculative"
+        if self.agent_for is not None:
+            return self.agent_for(run.strategy, backtrack)
+        if run.strategy != self.agent.config.strategy:
+            raise RunRefused(f"the run used {run.strategy} and this backend runs {self.agent.config.strategy}: "
+                             f"resume it with `branchwise resume {run.run_id}`")
+        return self.agent
 
     async def start(self, message: StartRun) -> str:
+        self._busy()
         run_id = new_id()
-        self._launch(run_id, message.task, message.tab_id)
+        self._launch(self.agent, run_id, message.task, message.tab_id)
         log.info("run %s started from the side panel on tab %d: %s", run_id, message.tab_id,
                  mask_task(message.task))
         return run_id
@@ -89,7 +107,13 @@ class RunManager:
 
     async def offer(self) -> None:
         """Tell the side panel of the newest runs a crash cut short: each can go on (its tab is still open) or says
-        why not."""
+        why not. A failure is only logged: the connection works without the offer."""
+        try:
+            await self._offer()
+        except Exception:
+            log.exception("could not offer the interrupted runs to the side panel")
+
+    async def _offer(self) -> None:
         if self.store is None:
             return
         runs = [r for r in await asyncio.to_thread(self.store.list_runs, 50) if r.status == "interrupted"]
@@ -107,11 +131,15 @@ class RunManager:
                                         "the tab it worked in.", True)
 
     async def resume(self, message: ResumeRun) -> str:
+        self._busy()
         open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
         try:
             point = await self._resumable(message.run_id, open_tabs)
-        except Unresumable as exc:
+            agent = self._agent_for(point)
+            assert self.store is not None  # _resumable needs it
+            await asyncio.to_thread(self.store.reopen_run, point.stored.run.run_id)
+        except (Unresumable, RunNotFound) as exc:
             raise RunRefused(str(exc)) from None
-        self._launch(point.stored.run.run_id, point.stored.run.task, point.tab_id, point)
+        self._launch(agent, point.stored.run.run_id, point.stored.run.task, point.tab_id, point)
         log.info("run %s resumed from the side panel in tab %d", point.stored.run.run_id, point.tab_id)
         return point.stored.run.run_id

@@ -61,6 +61,8 @@ async function foldRunUpdate(update) {
   const runs = await loadRuns();
   const run = findOrAddRun(runs, update);
   if (update.task) run.task = update.task;
+  // The offer's text is about the interruption: once the run goes on, it no longer applies.
+  if (run.status === "interrupted" && update.status !== "interrupted") run.message = "";
   run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
   if (update.status === "progress") {
     run.log = [...(run.log || []), update.message || ""].slice(-MAX_LOG_LINES);

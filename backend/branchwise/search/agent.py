@@ -103,11 +103,15 @@ class SearchAgent:
     async def run(self, task: str, env: BrowserEnv, reporter: RunReporter, *, run_id: str | None = None,
                   resume: ResumePoint | None = None) -> RunResult:
         """Run `task` in env's tab; with `resume`, go on with the interrupted run it names (same id, its recorded path
-        as history, its usage so far added to this session's) in the tab it was working in (`env`)."""
+        as history, its usage so far counted) in the tab it was working in (`env`), once the caller has reopened it in
+        the store (RunStore.reopen_run: it fails while another process owns the run)."""
         run_id = resume.stored.run.run_id if resume is not None else run_id or new_id()
         strategy = make_strategy(self.config)
         budget = RunBudget(self.config.limits)
-        roles = self.roles.for_run(budget, usage_before(resume))
+        before = usage_before(resume)
+        # A resumed run's limits count what it used before the interruption (its wall time starts again).
+        budget.used = sum(before.values(), Usage())
+        roles = self.roles.for_run(budget, before)
         # A page longer than the model's prompt has room for is shown around its viewport.
         env.text_chars = observation_chars(roles.policy.config)
         state = SearchState()
@@ -133,9 +137,7 @@ class SearchAgent:
             return await strategy.search(ctx)
 
         try:
-            if resume is not None:
-                await trace.writer.write(RunStore.reopen_run, run_id)
-            else:
+            if resume is None:  # a resumed run was reopened by the caller (RunStore.reopen_run)
                 await trace.writer.start(RunRecord(
                     run_id=run_id, task=shown_task, strategy=strategy.name,
                     backtrack_mode=self.config.backtrack if strategy.backtracks else "",

@@ -61,6 +61,8 @@ class SearchContext:
     denied: list[str] = field(default_factory=list)
     # What the run may still spend on its model (the roles hold every call to it); search samples less as it runs low.
     budget: RunBudget = field(default_factory=RunBudget)
+    # Steps taken before this session (a resumed run's recorded path): the first step here is numbered after them.
+    step_base: int = 0
 
     def failed(self, reason: str) -> SearchOutcome:
         """The search ends without an answer for `reason`, naming the actions it was not allowed to run."""
@@ -111,8 +113,9 @@ async def start_node(ctx: SearchContext) -> Node:
 
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     # A secret typed after a thought was written is scrubbed from it too.
+    # A node no action led to (where a resumed run found its tab) is not a step.
     return [HistoryEntry(summary=_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
-            for n in ctx.state.tree.lineage(node.id)[1:]]
+            for n in ctx.state.tree.lineage(node.id)[1:] if n.action_text]
 
 
 def _summary(thought: str) -> str:
@@ -162,7 +165,7 @@ async def classify_candidates(ctx: SearchContext, node: Node, actions: Sequence[
 async def record_step(ctx: SearchContext, node: Node, error: str = "", ran: ExecResult | None = None) -> None:
     """An action really ran in the working tab: the user sees it as a step, like in the greedy agent. `ran`: what
     executing it returned, when it ran in the page."""
-    record = StepRecord(index=len(ctx.steps) + 1, url=node.url, observation_chars=len(node.text),
+    record = StepRecord(index=ctx.step_base + len(ctx.steps) + 1, url=node.url, observation_chars=len(node.text),
                         observation_tokens=approx_tokens(node.text),
                         thought=node.thought, action=node.action_text, error=error,
                         settle_ms=ran.settle_ms if ran is not None else None,

@@ -115,7 +115,8 @@ def verdict(point: ResumePoint, node: Node, view: EnvView) -> Verdict:
 
 
 def rebind(node: Node, view: EnvView) -> None:
-    """The node shows the live page from now on (its page, elements and state), to be expanded again."""
+    """The node shows the live page (the same page as recorded, freshly read: its elements) from now on, to be
+    expanded again."""
     live = node_from_view(view)
     node.url, node.title, node.text, node.page = live.url, live.title, live.text, live.page
     node.tabs, node.active_tab, node.space, node.state = live.tabs, live.active_tab, live.space, live.state
@@ -129,6 +130,7 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
     ctx.state.tree = tree
     ctx.trace.already_stored(list(tree.nodes))
     node = tree[point.node_id]
+    ctx.step_base = node.depth  # steps are numbered on from the recorded ones
     view = await settled_view(ctx.env)
     seen = verdict(point, node, view)
     if seen == "ran":
@@ -137,21 +139,28 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
             view, action=_parsed(point.unfinished), action_text=point.unfinished,
             action_class=point.unfinished_class))
         tree.root_id = ctx.state.current = child.id
-        await ctx.trace.action_result(node.id, point.unfinished, "", note="done (judged on resume: the page changed "
-                                                                          "since it was sent)")
         await ctx.trace.progress(f"resumed: `{point.unfinished}` had been sent before the backend stopped and the "
                                  f"page has changed since, so it ran; going on from #{child.id} ({child.url})")
+        # The step is on record before the action is marked done: a crash in between judges it again, never loses it.
         await ctx.trace.node(child)
+        await ctx.trace.at(ctx.env.tab_id)
+        await ctx.trace.action_result(node.id, point.unfinished, "", note="done (judged on resume: the page changed "
+                                                                          "since it was sent)")
         await record_step(ctx, child)
         return
-    recorded_url = node.url
+    if seen == "moved":
+        # Another page than the record's: a node of its own (no action led there), so the record of #node stays true.
+        here = tree.add_child(node.id, node_from_view(view, thought="the run was resumed here"))
+        here.depth = node.depth  # no step was taken
+        tree.root_id = ctx.state.current = here.id
+        await ctx.trace.node(here)
+        await ctx.trace.progress(f"resumed: the tab no longer shows the page of #{node.id} ({node.url}); going on "
+                                 f"from what it shows, #{here.id} ({view.url})")
+        return
     rebind(node, view)
     ctx.state.current = node.id
     await ctx.trace.node(node)
-    if seen == "moved":
-        await ctx.trace.progress(f"resumed: the tab no longer shows the page of #{node.id} ({recorded_url}); going on "
-                                 f"from what it shows ({view.url})")
-    elif seen == "same":
+    if seen == "same":
         await ctx.trace.progress(f"resumed at #{node.id} ({node.url})")
     else:
         await _again(ctx, point, node)
