@@ -86,3 +86,15 @@ def test_resume_refuses_a_run_whose_tab_is_gone_with_the_reason(tmp_path: Path) 
         with pytest.raises(RunRefused, match="the tab it worked in is closed"):
             asyncio.run(runs.resume(ResumeRun(run_id="closed")))
         assert store.load_run("closed").run.status == "interrupted"
+
+
+def test_the_newest_interruption_is_offered_first_even_for_a_run_started_long_ago(tmp_path: Path) -> None:
+    browser = Browser(open_tabs=(7,))
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        record(store, "old", 7)  # started first ...
+        for run_id in ("a", "b", "c"):
+            record(store, run_id, 7)
+        store.reopen_run("old")  # ... resumed, and cut short again last
+        store.finish_run("old", "interrupted")
+        asyncio.run(manager(store, browser).offer())
+    assert [u.run_id for u in browser.hub.link.sent] == ["old", "c", "b"]

@@ -119,6 +119,8 @@ class RunManager:
         runs = [r for r in await asyncio.to_thread(self.store.list_runs, 50) if r.status == "interrupted"]
         if not runs:
             return
+        # Newest interruption first: a resumed run cut short again is the one the panel still shows as running.
+        runs.sort(key=lambda r: r.finished_at or r.started_at, reverse=True)
         open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
         panel = self._panel()
         for summary in runs[:OFFERED_RUNS]:
