@@ -564,3 +564,17 @@ def test_an_interrupted_run_keeps_its_position_and_only_it_can_be_reopened(tmp_p
         assert (run.tab_id, run.current_node) == (41, 0)
         # Reopened by this (live) process: a later backend leaves it alone.
         assert store.mark_interrupted() == 0
+
+
+def test_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path: Path) -> None:
+    """A benchmark polling the store its child backend is creating: both migrate, one after the other."""
+
+    def open_it(path: Path, opened: threading.Barrier) -> bool:
+        opened.wait()
+        with RunStore(path) as store:
+            return store.list_runs() == []
+
+    for attempt in range(5):
+        path, opened = tmp_path / f"runs-{attempt}.sqlite3", threading.Barrier(6)
+        with ThreadPoolExecutor(6) as pool:
+            assert all(pool.map(lambda _: open_it(path, opened), range(6)))  # noqa: B023 - used before the loop moves on

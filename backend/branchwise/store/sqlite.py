@@ -258,17 +258,25 @@ class RunStore:
 
     # -- internals ---------------------------------------------------------------------------------------------
 
-    def _migrate(self) -> None:
+    def _version(self) -> int:
         version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"run store {self.path} has schema version {version}; this branchwise knows "
                                f"{SCHEMA_VERSION}. Upgrade branchwise or use another data dir.")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self._transaction():
+        return version
+
+    def _migrate(self) -> None:
+        if self._version() == SCHEMA_VERSION:
+            return
+        # One transaction under the write lock, the version read again inside it: another process opening the same
+        # new store (a backend and `branchwise runs`, a benchmark and its child) may have migrated it meanwhile.
+        with self._transaction():
+            start = self._version()
+            for target in range(start + 1, SCHEMA_VERSION + 1):
                 for statement in _MIGRATIONS[target - 1]:
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA user_version = {target}")
-            log.info("run store %s migrated to schema version %d", self.path or ":memory:", target)
+                log.info("run store %s migrated to schema version %d", self.path or ":memory:", target)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
