@@ -12,6 +12,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -38,6 +39,8 @@ from .records import (
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
+# How long a statement waits for another process's lock on the store.
+LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
 
 # Version n's statements bring a store at version n-1 up to n; a new version appends a tuple (never edit old ones).
@@ -233,11 +236,12 @@ class RunStore:
             private_file(private_dir(self.path.parent) / self.path.name)
         self._lock = threading.Lock()
         # Autocommit (isolation_level=None): each statement commits at once; multi-statement writes use _transaction.
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10.0)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
+                                     timeout=LOCK_TIMEOUT_S)
         self._conn.row_factory = sqlite3.Row
         with self._lock:
             self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._journal_wal()
             self._conn.execute("PRAGMA synchronous = FULL")
             self._migrate()
 
@@ -257,6 +261,19 @@ class RunStore:
         self.close()
 
     # -- internals ---------------------------------------------------------------------------------------------
+
+    def _journal_wal(self) -> None:
+        """WAL mode; a new store another process is setting up at this moment answers "locked" at once (SQLite waits
+        for no busy handler here), so it is asked again for as long as a write would wait."""
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _version(self) -> int:
         version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
