@@ -52,6 +52,8 @@ class SearchTrace:
         self._checkpoint_written: dict[int, bool | None] = {}
         # The working tab and current node last written (set_position), so an unchanged position is not rewritten.
         self._position: tuple[int, int | None] | None = None
+        # Each role's totals as last written (usage), for the same reason.
+        self._usage_written: dict[Role, Usage] = {}
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -162,11 +164,15 @@ class SearchTrace:
                                                 action_text=action_text, note=error or note or "done"))
 
     async def usage(self, per_role: Mapping[Role, Usage]) -> None:
-        """Each role's running totals, kept current so a crash loses no more than the calls since the last step."""
-        if self.store is not None:
-            for role, used in per_role.items():
+        """Each role's running totals, kept current so a crash loses no more than the calls since the last step;
+        a role whose totals are as last written is not written again (no call between the send and the step)."""
+        if self.store is None:
+            return
+        for role, used in per_role.items():
+            if self._usage_written.get(role) != used:
                 await self.writer.write(RunStore.set_usage, UsageRecord(run_id=self.run_id, role=role,
                                                                         **used.model_dump()))
+                self._usage_written[role] = used
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
