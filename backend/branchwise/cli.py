@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from pydantic import ValidationError
 
@@ -46,7 +46,7 @@ from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent
 from .search.profiles import DEFAULT_PROFILE, PROFILES, search_config
-from .search.resume import ResumePoint, Unresumable, resume_point
+from .search.resume import ResumePoint, Unresumable, require_open_tab, resume_point
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
@@ -202,10 +202,31 @@ async def refused_run(task: str, reason: str, reporter: Reporters) -> RunResult:
     return result
 
 
+def terminal_and_panel(session: Session, model: ModelSetup) -> Reporters:
+    return Reporters(TerminalReporter(scripted_model=model.scripted),
+                     SidePanelReporter(session.hub, scripted_model=model.scripted))
+
+
+def with_model(result: RunResult, model: ModelSetup) -> RunResult:
+    return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
+
+
+async def run_in_tab(session: Session, model: ModelSetup, task: str, tab_id: int, options: RunOptions,
+                     store: RunStore | None, reporter: Reporters, resume: ResumePoint | None = None) -> RunResult:
+    """The run in a tab of the session's browser, asking as `options` say; with `resume`, the interrupted run it
+    names goes on there (the caller has reopened it)."""
+    env = BrowserEnv(session.browser, tab_id, EnvConfig(sites=options.sites))
+    approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
+    agent = build_agent(model, session.browser, options, store, approver, session.gate)
+    result = await agent.run(task, env, reporter, resume=resume)
+    if store is not None:
+        say(f"See the run with: branchwise show {result.run_id}")
+    return with_model(result, model)
+
+
 async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, options: RunOptions,
                       store: RunStore | None = None) -> RunResult:
-    reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
-                         SidePanelReporter(session.hub, scripted_model=model.scripted))
+    reporter = terminal_and_panel(session, model)
     refusal = options.sites.refusal(start_url)
     tab = None
     if refusal is None:
@@ -216,15 +237,8 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
                 raise
             refusal = exc.message  # the extension's own lists
     if tab is None:
-        result = await refused_run(task, refusal or "", reporter)
-        return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
-    env = BrowserEnv(session.browser, tab.tab_id, EnvConfig(sites=options.sites))
-    approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
-    agent = build_agent(model, session.browser, options, store, approver, session.gate)
-    result = await agent.run(task, env, reporter)
-    if store is not None:
-        say(f"See the run with: branchwise show {result.run_id}")
-    return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
+        return with_model(await refused_run(task, refusal or "", reporter), model)
+    return await run_in_tab(session, model, task, tab.tab_id, options, store, reporter)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -252,35 +266,26 @@ async def cmd_resume(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         stored = point.stored.run
         # The run goes on with the strategy it was started with.
-        options = run_options(args, strategy=stored.strategy,
-                              backtrack=cast(BacktrackMode, stored.backtrack_mode or "speculative"))
+        options = run_options(args, strategy=stored.strategy, backtrack=point.backtrack)
         async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
             say(f"Model: {model.description}")
             async with open_session(config) as session:
                 say(f"Waiting for the Branchwise extension on ws://127.0.0.1:{session.server.port}/ws "
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
-                if point.tab_id not in {t.tab_id for t in await session.browser.list_tabs()}:
-                    raise UsageError(f"the tab run {stored.run_id} worked in is closed: there is nothing to resume "
-                                     "in; start the task again with `branchwise run`")
                 result = await execute_resume(session, model, point, args.task or stored.task, options, store)
     return finish(result, args.json)
 
 
 async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint, task: str, options: RunOptions,
                          store: RunStore) -> RunResult:
-    reporter = Reporters(TerminalReporter(scripted_model=model.scripted),
-                         SidePanelReporter(session.hub, scripted_model=model.scripted))
-    env = BrowserEnv(session.browser, point.tab_id, EnvConfig(sites=options.sites))
-    approver = cli_approver(options.confirm, hub=session.hub, confirm_config=options.confirm_config)
-    agent = build_agent(model, session.browser, options, store, approver, session.gate)
     try:
+        require_open_tab(point, {t.tab_id for t in await session.browser.list_tabs()})
         await asyncio.to_thread(store.reopen_run, point.stored.run.run_id)
-    except RunNotFound as exc:  # another backend resumed it meanwhile
+    except (Unresumable, RunNotFound) as exc:  # RunNotFound: another backend resumed it meanwhile
         raise UsageError(str(exc)) from None
-    result = await agent.run(task, env, reporter, resume=point)
-    say(f"See the run with: branchwise show {result.run_id}")
-    return result.model_copy(update={"model": model.client.config.model, "scripted_model": model.scripted})
+    return await run_in_tab(session, model, task, point.tab_id, options, store, terminal_and_panel(session, model),
+                            point)
 
 
 def run_options(args: argparse.Namespace, strategy: str | None = None,

@@ -17,7 +17,7 @@ from .models import ModelSetup
 from .protocol import ResumeRun, StartRun, StopRun, new_id
 from .safety.secrets import mask_task
 from .search.agent import SearchAgent
-from .search.resume import ResumePoint, Unresumable, resume_point
+from .search.resume import ResumePoint, Unresumable, require_open_tab, resume_point
 from .store import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
@@ -73,9 +73,8 @@ class RunManager:
 
     def _agent_for(self, point: ResumePoint) -> SearchAgent:
         run = point.stored.run
-        backtrack: BacktrackMode = "naive" if run.backtrack_mode == "naive" else "speculative"
         if self.agent_for is not None:
-            return self.agent_for(run.strategy, backtrack)
+            return self.agent_for(run.strategy, point.backtrack)
         if run.strategy != self.agent.config.strategy:
             raise RunRefused(f"the run used {run.strategy} and this backend runs {self.agent.config.strategy}: "
                              f"resume it with `branchwise resume {run.run_id}`")
@@ -101,8 +100,7 @@ class RunManager:
         if self.store is None:
             raise Unresumable("this backend keeps no runs")
         point = resume_point(await asyncio.to_thread(self.store.load_run, run_id))
-        if point.tab_id not in open_tabs:
-            raise Unresumable("the tab it worked in is closed")
+        require_open_tab(point, open_tabs)
         return point
 
     async def offer(self) -> None:

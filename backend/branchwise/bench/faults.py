@@ -9,8 +9,8 @@ after that step. The table gives the run's end (status and reason) and how many 
 read from the shop's database: a repeated destructive action shows as more than one. Asserts nothing; the e2e test
 `e2e/test_faults_e2e.py` checks a subset.
 
-The last row, "backend killed", runs in child processes with a Chromium of its own (bench/crash.py): the backend is
-SIGKILLed while the add runs, and `branchwise resume` goes on with the run.
+The last two rows, "backend killed", run in child processes with a Chromium of their own (bench/crash.py): the
+backend is SIGKILLed while the add runs or while the model thinks, and `branchwise resume` goes on with the run.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Literal
 from ..actions import SECRET_MASK, Action, ActionParseError, parse_action
 from ..agent.env import EnvView
 from ..core.classes import ActionClass, Classification
+from ..core.status import BacktrackMode
 from ..safety.secrets import mask_task
 from ..store import NodeRecord, StoredRun
 from .context import SearchContext, ask_approval, node_from_view, record_step
@@ -48,6 +49,11 @@ class ResumePoint:
     unfinished: str | None = None
     unfinished_class: ActionClass | None = None
 
+    @property
+    def backtrack(self) -> BacktrackMode:
+        """How the run went back to earlier states (speculative when it never did)."""
+        return "naive" if self.stored.run.backtrack_mode == "naive" else "speculative"
+
 
 def resume_point(stored: StoredRun, task: str | None = None) -> ResumePoint:
     """Where `stored` can go on from; Unresumable with the reason when it cannot. `task`: the task as the user typed
@@ -69,6 +75,13 @@ def resume_point(stored: StoredRun, task: str | None = None) -> ResumePoint:
                            ActionClass(sent.action_class) if sent.action_class else None)
     node_id = run.current_node if run.current_node in known else max(known)
     return ResumePoint(stored, run.tab_id, node_id)
+
+
+def require_open_tab(point: ResumePoint, open_tabs: set[int]) -> None:
+    """Unresumable unless the tab the run worked in is among `open_tabs`."""
+    if point.tab_id not in open_tabs:
+        raise Unresumable(f"the tab it worked in is closed: there is nothing to resume run {point.stored.run.run_id} "
+                          "in; start the task again")
 
 
 def recorded_path(stored: StoredRun, node_id: int) -> list[NodeRecord]:
