@@ -162,6 +162,7 @@ class SiteRun:
     policy: FakeModel
     value: FakeModel
     shown: str
+    roles: ModelRoles
 
     def calls_at(self, model: FakeModel, url: str) -> int:
         return sum(page_of(call) == url for call in model.calls)
@@ -195,4 +196,5 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
                             approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget)
         outcome = asyncio.run(strategy.search(ctx))
-        return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue())
+        return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue(),
+                       roles)

@@ -77,9 +77,12 @@ def test_roles_can_have_separate_clients() -> None:
     call(roles.value, 2)
     call(roles.reward)
     assert {role: model.config.model for role, model in roles.by_role().items()} == {
-        "policy": "fake", "value": "small", "reward": "small",
+        "policy": "fake", "value": "small", "reward": "small", "planner": "fake",
     }
     assert roles.total() == Usage(calls=4, prompt_tokens=103, completion_tokens=20)
+    # The planner (mcts only) is the policy's client unless given its own, and counts its calls apart.
+    call(roles.plans)
+    assert roles.usage()["planner"] == PER_CALL and roles.policy.usage.calls == 1
 
 
 REQUEST = ApprovalRequest(run_id="r1", action_text="click [7]", url="https://shop.example/checkout",

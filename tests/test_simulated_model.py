@@ -28,6 +28,17 @@ from branchwise.search.generate import HistoryEntry, history_text
 from branchwise.search.rephrase import build_rephrase_messages
 from branchwise.search.reward import build_checklist_messages, build_judge_messages, label_scores_from_text
 from branchwise.search.value import build_value_messages, parse_value
+from branchwise.search.webpilot import (
+    WebPilotPrompts,
+    appraise_messages,
+    control_messages,
+    extract_messages,
+    parse_appraisal,
+    parse_control,
+    parse_extraction,
+    parse_plan,
+    plan_messages,
+)
 
 REPO = Path(__file__).parent.parent
 PAGES = Path(__file__).parent / "fixtures" / "simulated"
@@ -293,3 +304,36 @@ def test_an_action_the_page_refused_is_not_taken_as_done(tasks: dict[int, TaskCo
     failed = prompt(build_cot_messages(tasks[3034].intent, page, parse_page(page).url,
                                        "click [27] (it failed: the element is hidden)"))
     assert read_request(failed).last_action is None
+
+
+# -- WebPilot's agents ----------------------------------------------------------------------------------------------
+
+def test_webpilots_agents_plan_the_reference_steps_and_judge_them_truthfully(tasks: dict[int, TaskConfig]) -> None:
+    """The plan is the reference solution, one step a subtask; the Controller calls a subtask complete once its step
+    is taken; the Appraiser scores a reference step high and anything else low; the Extractor answers only where the
+    solution is complete."""
+    engine = SimulatedEngine(list(tasks.values()), SimulatedSpec(error_rate=0.0))
+    task, page = tasks[3034], page_text("tracker_dashboard")
+    url = parse_page(page).url
+    agents = WebPilotPrompts()
+    plan = parse_plan(answer(engine, prompt(plan_messages(task.intent, url, page, "", agents)))[0])
+    assert task.reference_solution is not None
+    assert len(plan) == len(task.reference_solution.steps) + (1 if task.reference_solution.answer else 0)
+    first = plan[0]
+    assert first.text == "Click the link 'Explore'"
+    # The policy takes the step, and the Controller judges the page it led to.
+    answer(engine, policy_prompt(task, page, greedy=True))
+    after = parse_control(answer(engine, prompt(control_messages(task.intent, first, ["click [27]"], url, page,
+                                                                  agents)))[0])
+    later = parse_control(answer(engine, prompt(control_messages(task.intent, plan[2], ["click [27]"], url, page,
+                                                                  agents)))[0])
+    assert after is not None and later is not None
+    assert (after.complete, later.complete) == (True, False)
+    good = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, "click [27]", "", url, page,
+                                                                   agents)))[0])
+    bad = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, "click [3]", "", url, page,
+                                                                  agents)))[0])
+    assert good is not None and bad is not None and good > bad
+    extracted = parse_extraction(answer(engine, prompt(extract_messages(task.intent, plan[-1], "click [27]", url,
+                                                                        page, agents)))[0])
+    assert extracted.answer is None  # one step in, not at the end of the solution

@@ -221,3 +221,52 @@ def planter_script(*, detour: bool = False) -> Script:
                         "type [{{id: searchbox 'Search products'}}] [Rootstock herb planter] [1]")),
     ]
     return Script(rules=rules)
+
+
+PILOT_PLANNER = "You are the Planner of a web agent."
+PILOT_CONTROLLER = "You are the Controller of a web agent."
+PILOT_EXTRACTOR = "You are the Extractor of a web agent."
+PILOT_APPRAISER = "You are the Appraiser of a web agent."
+PILOT_REFLECT = "You are the Explorer of a web agent, looking back"
+BROWSE_BOOKS = "Browse the Books category to find the planter"
+SEARCH_BY_NAME = f"Search the shop for {HERB_PLANTER} and open its page"
+
+
+def mcts_replan_script() -> Script:
+    """WebPilot (`mcts`) on the planter question: the first plan browses Books, where the planter is not; the
+    Controller calls the subtask incomplete twice and says why; the Planner, told so, searches by name instead, the
+    Controller accepts the product page and the Extractor reads the price there."""
+    plan_again = "The earlier plan did not work out."
+    rules = [
+        Rule(name="planner: refined plan", when_contains=[PILOT_PLANNER, plan_again],
+             reply=f"Subtask 1: {SEARCH_BY_NAME}\nSubtask 2: Extract: the price of the {HERB_PLANTER}"),
+        Rule(name="planner: first plan", when_contains=[PILOT_PLANNER],
+             reply=f"Subtask 1: {BROWSE_BOOKS}\nSubtask 2: Extract: the price of the {HERB_PLANTER}"),
+        Rule(name="controller: product page", when_contains=[PILOT_CONTROLLER], when_regex=r"Current URL: \S*/product/",
+             reply="The product's own page is open.\nComplete: yes\nReflection: the price is on this page"),
+        Rule(name="controller: anything else", when_contains=[PILOT_CONTROLLER],
+             reply="This page lists books; the planter is a garden product and is not here.\nComplete: no\n"
+                   "Reflection: the planter is not a book; search the shop by the product's name instead"),
+        Rule(name="extractor: product page", when_contains=[PILOT_EXTRACTOR], when_regex=r"Current URL: \S*/product/",
+             reply=f"The page shows the price.\nAnswer: {{{{match: {PRICE}}}}}"),
+        Rule(name="extractor: elsewhere", when_contains=[PILOT_EXTRACTOR], reply="Answer: N/A"),
+        Rule(name="appraiser", when_contains=[PILOT_APPRAISER],
+             reply="The action did what it meant to.\nEffectiveness: 6\nFuture promise: 6"),
+        Rule(name="reflection", when_contains=[PILOT_REFLECT],
+             reply="Effect: another page opened\nChild reflection: look for the product here\n"
+                   "Sibling reflection: searching by name may be quicker"),
+        Rule(name="explorer: open the product", when_contains=[f"Current subtask: {SEARCH_BY_NAME}",
+                                                               f"link '{HERB_PLANTER}'"], search_in="last_user",
+             reply=cot_answer("The product is among the results.", f"click [{{{{id: link '{HERB_PLANTER}'}}}}]")),
+        Rule(name="explorer: search", when_contains=[f"Current subtask: {SEARCH_BY_NAME}",
+                                                     "searchbox 'Search products'"], search_in="last_user",
+             reply=cot_answer("I search the shop for the product.",
+                              f"type [{{{{id: searchbox 'Search products'}}}}] [{HERB_PLANTER}] [1]")),
+        Rule(name="explorer: books page", when_contains=[f"Current subtask: {BROWSE_BOOKS}"], search_in="last_user",
+             when_regex=r"URL: \S*/category/books",
+             reply=cot_answer("I do not see the planter among these books.", "stop [N/A]")),
+        Rule(name="explorer: open books", when_contains=[f"Current subtask: {BROWSE_BOOKS}", "link 'Books'"],
+             search_in="last_user",
+             reply=cot_answer("The Books category may list it.", "click [{{id: link 'Books'}}]")),
+    ]
+    return Script(rules=rules)

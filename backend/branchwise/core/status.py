@@ -15,5 +15,6 @@ NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]
 BacktrackMode = Literal["speculative", "naive"]
 # committed: the browser is at the target; aborted: nothing changed; failed: the working tab is somewhere unknown.
 BacktrackOutcome = Literal["committed", "aborted", "failed"]
-Role = Literal["policy", "value", "reward"]
-ROLES: tuple[Role, ...] = ("policy", "value", "reward")
+# planner: WebPilot's global level (plans, the controller's verdicts, the extractor's readings), counted apart.
+Role = Literal["policy", "value", "reward", "planner"]
+ROLES: tuple[Role, ...] = ("policy", "value", "reward", "planner")

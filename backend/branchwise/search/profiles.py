@@ -2,8 +2,9 @@
 
 `laptop`, the default, is sized for a small model on a laptop's CPU, where one call takes tens of seconds: fewer
 samples and branches than the papers, and limits that end a run within half an hour. `paper` runs every strategy as
-its paper did (best-first: 20 samples, branching 5, 20 states per round; WebOperator: 3 generators, frontier 4) with no
-limits, for strong hosted models and for comparing with the papers' figures.
+its paper did (best-first: 20 samples, branching 5, 20 states per round; WebOperator: 3 generators, frontier 4;
+WebPilot: 10 nodes per subtask, 3 branches, the one-step simulation) with no limits, for strong hosted models and for
+comparing with the papers' figures.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..core.status import BacktrackMode
 from .action_aware import ActionAwareConfig
 from .agent import SearchConfig
 from .best_first import BestFirstConfig
+from .mcts import MctsConfig
 from .reward import RewardConfig
 from .value import ValueConfig
 
@@ -37,7 +39,9 @@ PROFILES: dict[str, Profile] = {
         # Value samples 5, not 20: in the real-model pilot (Qwen2.5-Coder-1.5B, CPU) 87 % of best_first's calls were
         # value samples and a task took 10 minutes.
         {"best_first": BestFirstConfig(candidates=5, branching=3, budget=10, max_depth=4, value=ValueConfig(n=5)),
-         "action_aware": ActionAwareConfig(reward=RewardConfig(n_fallback=3))},
+         "action_aware": ActionAwareConfig(reward=RewardConfig(n_fallback=3)),
+         # ~4 calls per node: 5 nodes and 2 branches per subtask, and no look-ahead (3 more calls per node).
+         "mcts": MctsConfig(max_nodes=5, branches=2, simulate=False)},
     ),
     "paper": Profile("paper", "each strategy as its paper ran it, without limits", Limits()),
 }

@@ -86,6 +86,17 @@ class ModelRoles:
     policy: RoleModel
     value: RoleModel
     reward: RoleModel
+    # None: the policy's client, counted apart (only mcts plans).
+    planner: RoleModel | None = None
+
+    def __post_init__(self) -> None:
+        if self.planner is None:
+            self.planner = RoleModel(self.policy.client, "planner", budget=self.policy.budget)
+
+    @property
+    def plans(self) -> RoleModel:
+        assert self.planner is not None
+        return self.planner
 
     def for_run(self, budget: RunBudget, before: Mapping[Role, Usage] | None = None) -> ModelRoles:
         """The same clients seen by one run: usage counted from zero (or from what a resumed run had used before) and
@@ -100,14 +111,15 @@ class ModelRoles:
 
     @classmethod
     def shared(cls, client: Completer) -> ModelRoles:
-        return cls(RoleModel(client, "policy"), RoleModel(client, "value"), RoleModel(client, "reward"))
+        return cls(RoleModel(client, "policy"), RoleModel(client, "value"), RoleModel(client, "reward"),
+                   RoleModel(client, "planner"))
 
     def by_role(self) -> dict[Role, RoleModel]:
-        return {"policy": self.policy, "value": self.value, "reward": self.reward}
+        return {"policy": self.policy, "value": self.value, "reward": self.reward, "planner": self.plans}
 
     def mistakes(self) -> MistakeCounts:
         """Each role's mistakes by kind, the roles and kinds without any left out."""
         return {role: dict(model.mistakes) for role, model in self.by_role().items() if model.mistakes}
 
     def total(self) -> Usage:
-        return self.policy.usage + self.value.usage + self.reward.usage
+        return self.policy.usage + self.value.usage + self.reward.usage + self.plans.usage

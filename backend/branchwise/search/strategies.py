@@ -13,6 +13,7 @@ from .action_aware import ActionAwareConfig, ActionAwareSearch
 from .best_first import BestFirstConfig, BestFirstSearch
 from .context import SearchStrategy
 from .greedy import GreedyConfig, GreedySearch
+from .mcts import MctsConfig, MctsSearch
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ STRATEGIES: dict[str, StrategySpec] = {
     "best_first": StrategySpec(BestFirstSearch, BestFirstConfig, "states scored by a value function (Koh et al.)"),
     "action_aware": StrategySpec(ActionAwareSearch, ActionAwareConfig,
                                  "actions scored before they run, safe ones first (WebOperator)"),
+    "mcts": StrategySpec(MctsSearch, MctsConfig,
+                         "a plan of subtasks, each searched by MCTS with reflections (WebPilot)"),
 }
 
 

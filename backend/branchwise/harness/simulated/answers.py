@@ -192,3 +192,49 @@ def fuzzy_judge_reply(reference: str, answer: str) -> str:
 
 def ua_judge_reply(answer: str) -> str:
     return "[same]" if _NOT_AVAILABLE.search(answer) else "[different]"
+
+
+# WebPilot's agents. The plan is the reference solution one step a subtask (from where the page stands, for a refined
+# plan), then an Extract subtask for a question; the Controller, the Extractor and the Appraiser tell the truth unless
+# they err.
+EXTRACT_SUBTASK = "Extract: the answer to the task from the page"
+
+
+def plan_reply(known: Known, position: Position) -> str:
+    start = position.index or 0
+    items = [describe(step) for step in known.progress.steps[start:]]
+    if known.seeks_information or not items:
+        items.append(EXTRACT_SUBTASK)
+    return "Simulated planner: the reference solution's steps.\n" + "\n".join(
+        f"Subtask {k}: {item}" for k, item in enumerate(items, start=1))
+
+
+def subtask_done(known: Known, position: Position, subtask: str) -> bool:
+    """The subtask's reference step is taken (a subtask that is no step: the whole solution is)."""
+    steps = known.progress.steps
+    index = next((k for k, step in enumerate(steps) if describe(step) == subtask.strip()), len(steps) - 1)
+    return position.index is not None and position.index > index
+
+
+def control_reply(done: bool, wrong: bool) -> str:
+    verdict = done != wrong
+    note = "a wrong verdict (simulated error)" if wrong else "the true verdict"
+    reflection = "" if verdict else "the subtask's step has not been taken; take the reference step"
+    return f"Simulated controller: {note}.\nComplete: {'yes' if verdict else 'no'}\nReflection: {reflection}"
+
+
+def extract_reply(known: Known, position: Position, wrong: bool) -> str:
+    finished = position.index == len(known.progress.steps)
+    if finished != wrong:
+        return f"Simulated extractor.\nAnswer: {known.answer or 'Done'}"
+    return "Simulated extractor: not on this page.\nAnswer: N/A"
+
+
+def appraise_reply(right: bool, wrong: bool) -> str:
+    good = right != wrong
+    effectiveness, future = (8, 9) if good else (2, 2)
+    return f"Simulated appraiser.\nEffectiveness: {effectiveness}\nFuture promise: {future}"
+
+
+REFLECT_REPLY = ("Effect: Simulated explorer: the page changed.\nChild reflection: go on with the reference step\n"
+                 "Sibling reflection: another action may be the reference step")

@@ -20,13 +20,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...scripted_model import Prompt, Reply, Selection
 from ..tasks import TaskConfig
 from .answers import (
+    REFLECT_REPLY,
     Known,
     action_right,
+    appraise_reply,
     checklist_reply,
+    control_reply,
+    extract_reply,
     fuzzy_judge_reply,
+    plan_reply,
     policy_reply,
     rephrase_reply,
     reward_reply,
+    subtask_done,
     ua_judge_reply,
     value_reply,
     value_truth,
@@ -141,6 +147,19 @@ class SimulatedEngine:
             position = known.progress.position(page, request.last_action, request.start)
             right = action_right(known, page, position, request.proposed) != (rng.random() < error)
             return [reward_reply(known, position, right, prompt.last_user)] * n, "reward"
+        if kind in ("planner", "controller", "extractor", "appraiser"):
+            page = parse_page(request.page)
+            position = known.progress.position(page, request.last_action, request.start)
+            wrong = rng.random() < error
+            if kind == "planner":
+                return [plan_reply(known, position)] * n, kind
+            if kind == "controller":
+                return [control_reply(subtask_done(known, position, request.subtask), wrong)] * n, kind
+            if kind == "extractor":
+                return [extract_reply(known, position, wrong)] * n, kind
+            return [appraise_reply(position.on_path, wrong)] * n, kind
+        if kind == "reflect":
+            return [REFLECT_REPLY] * n, kind
         if kind == "checklist":
             return [checklist_reply(known)] * n, "checklist"
         if kind == "rephrase":

@@ -16,7 +16,8 @@ from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
 
-PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "unknown"]
+PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
+                     "reflect", "appraiser", "controller", "extractor", "unknown"]
 
 # The prompt file whose first line marks each kind (a system message, or the judges' user message).
 _MARKERS: tuple[tuple[PromptKind, str], ...] = (
@@ -27,6 +28,11 @@ _MARKERS: tuple[tuple[PromptKind, str], ...] = (
     ("rephrase", "rephrase_system.txt"),
     ("fuzzy_judge", "webarena_fuzzy_judge_user.txt"),
     ("ua_judge", "webarena_ua_judge_user.txt"),
+    ("planner", "webpilot_planner_system.txt"),
+    ("reflect", "webpilot_reflect_system.txt"),
+    ("appraiser", "webpilot_appraiser_system.txt"),
+    ("controller", "webpilot_controller_system.txt"),
+    ("extractor", "webpilot_extractor_system.txt"),
 )
 _NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
 _SEEN = " (seen: "
@@ -99,6 +105,8 @@ class Request:
     answer: str | None = None
     proposed: Action | None = None
     reference: str = ""
+    # WebPilot's subtask the prompt is about ("" for other prompts).
+    subtask: str = ""
 
 
 def task_of(text: str, fields: tuple[str, ...] = _TASK_FIELDS) -> str:
@@ -143,6 +151,8 @@ def _read(prompt: Prompt) -> Request:
         return Request(kind, page=_between(user, "Current page", "\nChecklist (") or "",
                        last_action=_last_action(history), start=history == NO_TRAJECTORY,
                        proposed=_parse(proposed[0] if proposed else None))
+    if kind in ("planner", "appraiser", "controller", "extractor", "reflect"):
+        return _read_webpilot(kind, user)
     if kind == "fuzzy_judge":
         return Request(kind, answer=_between(user, "student answer:", "\nConclude the judgement") or "",
                        reference=_between(user, "reference answer:", "\n") or "")
@@ -150,3 +160,20 @@ def _read(prompt: Prompt) -> Request:
         return Request(kind, answer=_between(user, "Report_1 =", "\nreturn [same]") or "",
                        reference=_between(user, "Reason_1 =", "\nReport_1") or "")
     return Request(kind)
+
+
+def _read_webpilot(kind: PromptKind, user: str) -> Request:
+    """WebPilot's agents: the page after `Current URL:` (the reflection's after `Page after:`), the action just taken
+    (`Action taken:`, or the last of the Controller's numbered list) and the subtask."""
+    subtask = (_between(user, "Subtask:", "\n") or "").strip()
+    if kind == "reflect":
+        page = "URL: " + (_between(user, "Page after:") or "")
+    else:
+        page = "URL: " + (_between(user, "Current URL:") or "")
+    if kind == "controller":
+        last = _last_action(_between(user, "Actions taken for this subtask:", "\nCurrent URL:"))
+    else:
+        last = _parse((_between(user, "Action taken:", "\n") or "").strip())
+    # The first plan is made on the task's starting page; a refined one says the earlier plan did not work out.
+    first_plan = kind == "planner" and "did not work out" not in user
+    return Request(kind, page=page, last_action=last, start=first_plan, subtask=subtask)

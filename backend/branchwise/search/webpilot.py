@@ -1,0 +1,220 @@
+"""WebPilot's agents as prompts and readers (Zhang et al., "WebPilot"): the Planner (plan and refined plan), the
+Explorer's look back at an action (its effect, child and sibling reflections), the Appraiser (effectiveness and future
+promise on 0–10), the Controller (subtask complete? strategic reflection) and the Extractor (the answer, or a scroll).
+
+The Explorer's choice of action is the WebArena policy prompt with the subtask and the reflections added to the
+objective (`explorer_objective`), so every model that can drive greedy can drive this. Readers are pure and forgiving
+of small models' habits (markdown, run-on lines, "7/10"); what they cannot read they return as None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..chat_model import fill_template, load_prompt
+from ..core.tokens import CHARS_PER_TOKEN
+from ..llm import ChatMessage
+from ..policy.prompts import PromptConfig, newest_lines, truncate_observation
+
+_DECOR = r"[\s*_#>`\"'“”‘’-]*"
+# Markdown around a plan's items (bold, headings, bullets), not quotes: an item may end with one.
+_MARKUP = r"[\s*_#>-]*"
+_SUBTASK = re.compile(rf"{_MARKUP}subtask\s*(\d+)\s*{_MARKUP}[:.)]\s*", re.I)
+_NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+)$", re.M)
+_EXTRACT = re.compile(rf"^{_DECOR}(?:\(extract\)|extract\b)\s*[:\-–]?\s*", re.I)
+_SCORE = r"(\d+(?:\.\d+)?)(?:\s*/\s*10)?"
+_EFFECTIVENESS = re.compile(rf"^{_DECOR}effectiveness{_DECOR}[:：=]{_DECOR}{_SCORE}", re.I | re.M)
+_FUTURE = re.compile(rf"^{_DECOR}future\s+promise{_DECOR}[:：=]{_DECOR}{_SCORE}", re.I | re.M)
+_COMPLETE = re.compile(rf"^{_DECOR}complete{_DECOR}[:：=]{_DECOR}(yes|no|true|false)\b", re.I | re.M)
+_FIELD = r"^{d}{name}{d}[:：=]\s*(.*)$"
+_NOT_AVAILABLE = re.compile(r"^\W*(n/?a|none|not (?:found|available|shown))\b", re.I)
+NO_ACTIONS = "(none yet)"
+
+
+class WebPilotPrompts(BaseModel):
+    """How much of the page and the history each agent's prompt shows (tokens)."""
+
+    model_config = ConfigDict(frozen=True)
+    max_observation_tokens: int = Field(default=3840, ge=1)
+    max_history_tokens: int = Field(default=400, ge=1)
+
+    def fitted(self, prompt: PromptConfig) -> WebPilotPrompts:
+        """Sized like the policy prompt (which `PromptConfig.fitted` sized to the model's context)."""
+        return self.model_copy(update={"max_observation_tokens": min(self.max_observation_tokens,
+                                                                     prompt.max_observation_tokens),
+                                       "max_history_tokens": min(self.max_history_tokens, prompt.max_history_tokens)})
+
+
+@dataclass(frozen=True)
+class Subtask:
+    text: str
+    # Reads information off the page (the Extractor's job) instead of acting.
+    extract: bool = False
+
+    def __str__(self) -> str:
+        return ("Extract: " if self.extract else "") + self.text
+
+
+@dataclass(frozen=True)
+class Reflection:
+    effect: str
+    # Advice for the next action from the page the action reached, and for another action instead of it.
+    child: str
+    sibling: str
+
+
+@dataclass(frozen=True)
+class Control:
+    complete: bool
+    reflection: str
+
+
+@dataclass(frozen=True)
+class Extraction:
+    # The information read; None: not on the page (or the answer was unreadable).
+    answer: str | None
+    scroll: Literal["up", "down"] | None = None
+
+
+def _messages(name: str, values: dict[str, str]) -> list[ChatMessage]:
+    return [ChatMessage(role="system", content=load_prompt(f"webpilot_{name}_system.txt").strip()),
+            ChatMessage(role="user", content=fill_template(load_prompt(f"webpilot_{name}_user.txt"), values).strip())]
+
+
+def _page(observation: str, config: WebPilotPrompts) -> str:
+    limit = PromptConfig(max_observation_tokens=config.max_observation_tokens)
+    return truncate_observation(observation, limit).rstrip()
+
+
+def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
+    if not history:
+        return NO_ACTIONS
+    lines = [f"{i}. {action}" for i, action in enumerate(history, start=1)]
+    return "\n".join(newest_lines(lines, config.max_history_tokens * CHARS_PER_TOKEN))
+
+
+def plan_messages(task: str, url: str, observation: str, feedback: str, config: WebPilotPrompts) -> list[ChatMessage]:
+    """The Planner's prompt; `feedback` (empty for the first plan) says what was done and what failed."""
+    return _messages("planner", {"task": task.strip(), "url": url, "observation": _page(observation, config),
+                                 "feedback": feedback.strip() + "\n" if feedback.strip() else ""})
+
+
+def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
+    """What the Planner is told when a subtask could not be completed: the plan is refined from the page the agent
+    is on."""
+    lines = ["The earlier plan did not work out."]
+    if done:
+        lines.append("Subtasks completed: " + "; ".join(done))
+    lines.append(f"Subtask that failed: {failed}")
+    if reflection:
+        lines.append(f"Why, and what to do differently: {reflection}")
+    if remaining:
+        lines.append("Subtasks that were still to come: " + "; ".join(map(str, remaining)))
+    lines.append("Write a new plan for what is left, from the current page.")
+    return "\n".join(lines)
+
+
+def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, before_url: str, url: str,
+                     observation: str, config: WebPilotPrompts) -> list[ChatMessage]:
+    return _messages("reflect", {"task": task.strip(), "subtask": str(subtask), "action": action,
+                                 "intent": intent.strip() or "(not said)", "before_url": before_url, "url": url,
+                                 "observation": _page(observation, config)})
+
+
+def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
+                      config: WebPilotPrompts) -> list[ChatMessage]:
+    return _messages("appraiser", {"task": task.strip(), "subtask": str(subtask), "action": action,
+                                   "effect": effect.strip() or "(not described)", "url": url,
+                                   "observation": _page(observation, config)})
+
+
+def control_messages(task: str, subtask: Subtask, history: Sequence[str], url: str, observation: str,
+                     config: WebPilotPrompts) -> list[ChatMessage]:
+    return _messages("controller", {"task": task.strip(), "subtask": str(subtask),
+                                    "history": _actions(history, config), "url": url,
+                                    "observation": _page(observation, config)})
+
+
+def extract_messages(task: str, subtask: Subtask, action: str, url: str, observation: str,
+                     config: WebPilotPrompts) -> list[ChatMessage]:
+    """`action`: the one that led to this page (empty on the starting page)."""
+    return _messages("extractor", {"task": task.strip(), "subtask": str(subtask), "action": action or "(none yet)",
+                                   "url": url, "observation": _page(observation, config)})
+
+
+def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str]) -> str:
+    """The objective the Explorer's policy prompt shows: the user's task first (the line every policy prompt starts
+    with), then the subtask it works on now, the reflections that apply here and the actions already tried here."""
+    lines = [task.strip(), f"Current subtask: {subtask.text}"]
+    lines += [f"Reflection: {r}" for r in reflections if r.strip()]
+    if tried:
+        lines.append("Already tried from this page (choose a different action): " + ", ".join(tried))
+    return "\n".join(lines)
+
+
+def _subtask(text: str) -> Subtask | None:
+    text = " ".join(text.split()).strip(" *_`")
+    if not text:
+        return None
+    marker = _EXTRACT.match(text)
+    return Subtask(text[marker.end():].strip() or text, extract=True) if marker else Subtask(text)
+
+
+def parse_plan(text: str) -> list[Subtask]:
+    """`Subtask N: ...` items (also run together on one line), else a numbered or bulleted list; [] when neither."""
+    marks = list(_SUBTASK.finditer(text))
+    if marks:
+        parts = [text[m.end(): marks[k + 1].start() if k + 1 < len(marks) else len(text)]
+                 for k, m in enumerate(marks)]
+        # A plan's text ends at its last line: what follows an item's first line is commentary.
+        items = [_subtask(p.strip().splitlines()[0] if p.strip() else "") for p in parts]
+    else:
+        items = [_subtask(m.group(1)) for m in _NUMBERED.finditer(text)]
+    return [s for s in items if s is not None]
+
+
+def _field(text: str, name: str) -> str | None:
+    found = re.findall(_FIELD.format(d=_DECOR, name=name), text, re.I | re.M)
+    return found[-1].strip().strip("*_`\"").strip() if found else None
+
+
+def parse_reflection(text: str) -> Reflection:
+    """The three lines; a missing one is empty, and a reply with none of them is taken whole as the effect."""
+    effect, child, sibling = (_field(text, n) for n in ("effect", r"child\s+reflection", r"sibling\s+reflection"))
+    if effect is None and child is None and sibling is None:
+        return Reflection(" ".join(text.split())[:400], "", "")
+    return Reflection(effect or "", child or "", sibling or "")
+
+
+def parse_appraisal(text: str) -> tuple[float, float] | None:
+    """(effectiveness, future promise), each clamped to 0–10; None unless both are readable (the last of each)."""
+    effectiveness, future = _EFFECTIVENESS.findall(text), _FUTURE.findall(text)
+    if not effectiveness or not future:
+        return None
+    return min(10.0, float(effectiveness[-1])), min(10.0, float(future[-1]))
+
+
+def parse_control(text: str) -> Control | None:
+    """The last `Complete:` verdict and the reflection; None without a readable verdict."""
+    verdicts = _COMPLETE.findall(text)
+    if not verdicts:
+        return None
+    return Control(verdicts[-1].lower() in ("yes", "true"), _field(text, "reflection") or "")
+
+
+def parse_extraction(text: str) -> Extraction:
+    """`Answer: ...` (N/A: not there) or `Scroll: down|up`; the last of them wins."""
+    answer, scroll = _field(text, "answer"), _field(text, "scroll")
+    last_answer = text.lower().rfind("answer:")
+    if scroll is not None and text.lower().rfind("scroll:") > last_answer:
+        direction = scroll.lower().split()[0] if scroll.split() else ""
+        if direction in ("up", "down"):
+            return Extraction(None, "up" if direction == "up" else "down")
+    if answer is None or not answer or _NOT_AVAILABLE.match(answer):
+        return Extraction(None)
+    return Extraction(answer)

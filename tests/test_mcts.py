@@ -1,0 +1,250 @@
+"""WebPilot's strategy (search/mcts.py) on the small fake site: the plan, the subtask loop, where each reflection lands,
+retries and refined plans, the one-step simulation, destructive actions asked about, and small models' mistakes.
+
+Home ([1] Books, [2] About, [3] Contact, [4] button Subscribe) -> Books ([1] Home, [2] Orchard, [3] button Buy all) ->
+Orchard ([2] 'Published 1997'). The policy model's client answers the Planner, Explorer, Controller and Extractor
+(their prompts say which); the value model's, the Appraiser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from branchwise.core.approval import ScriptedApprover
+from branchwise.search.context import SearchOutcome
+from branchwise.search.mcts import MctsConfig, MctsSearch
+
+from fake_models import Call
+from fake_site import ABOUT_URL, BOOKS_URL, CONTACT_URL, HOME_URL, ORCHARD_URL, SiteRun, act, page_of, search_site
+
+Answer = Callable[[Call], str]
+
+
+def agent(call: Call) -> str:
+    """Which of WebPilot's agents a prompt is for (the first line of its system message), or `explorer`."""
+    head = call.messages[0].content.splitlines()[0]
+    if "looking back" in head:
+        return "reflect"
+    found = re.match(r"You are the (\w+) of a web agent", head)
+    return found.group(1).lower() if found else "explorer"
+
+
+def objective(call: Call) -> str:
+    return call.last.split("OBJECTIVE:", 1)[1].split("PREVIOUS ACTION:", 1)[0] if "OBJECTIVE:" in call.last else ""
+
+
+def url_after(call: Call) -> str:
+    found = re.search(r"^(?:Current URL|Page after): (\S+)", call.last, re.M)
+    return found.group(1) if found else ""
+
+
+@dataclass
+class Pilot:
+    """The answers of each agent; the defaults walk Home -> Books -> Orchard and read the year there."""
+
+    plans: list[str] = field(default_factory=lambda: ["Subtask 1: Open the book's page\nSubtask 2: Extract: the year"])
+    explorer: Answer = lambda call: {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"),
+                                     ORCHARD_URL: act("stop [done]")}.get(page_of(call), act("go_back"))
+    complete_at: frozenset[str] = frozenset({ORCHARD_URL})
+    scores: Mapping[str, tuple[int, int]] = field(default_factory=lambda: {BOOKS_URL: (8, 7), ORCHARD_URL: (9, 10)})
+    reflection: str = "Effect: a page opened\nChild reflection: go on from here\nSibling reflection: try another link"
+    calls: dict[str, list[Call]] = field(default_factory=dict)
+
+    def policy(self, call: Call) -> str:
+        role = agent(call)
+        self.calls.setdefault(role, []).append(call)
+        if role == "planner":
+            return self.plans.pop(0) if len(self.plans) > 1 else self.plans[0]
+        if role == "explorer":
+            return self.explorer(call)
+        if role == "controller":
+            done = url_after(call) in self.complete_at
+            return f"Complete: {'yes' if done else 'no'}\nReflection: {'' if done else 'this is not the book page'}"
+        if role == "extractor":
+            return "Answer: 1997" if url_after(call) == ORCHARD_URL else "Answer: N/A"
+        return self.reflection
+
+    def value(self, call: Call) -> str:
+        self.calls.setdefault("appraiser", []).append(call)
+        effectiveness, future = self.scores.get(url_after(call), (1, 1))
+        return f"Effectiveness: {effectiveness}\nFuture promise: {future}"
+
+
+def run_pilot(tmp_path: Path, pilot: Pilot, approver: ScriptedApprover | None = None, **config: object) -> SiteRun:
+    settings = MctsConfig.model_validate({"simulate": False} | config)
+    return search_site(tmp_path, MctsSearch(settings), pilot.policy, pilot.value, approver=approver)
+
+
+def test_the_plan_is_searched_subtask_by_subtask_and_the_extractor_answers(tmp_path: Path) -> None:
+    pilot = Pilot()
+    run = run_pilot(tmp_path, pilot)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert len(pilot.calls["planner"]) == 1 and len(pilot.calls["extractor"]) == 1
+    # The Explorer works on the subtask, the user's task first.
+    assert "Current subtask: Open the book's page" in objective(pilot.calls["explorer"][0])
+    assert objective(pilot.calls["explorer"][0]).strip().startswith("When was The Quiet Orchard published?")
+    # Every node was appraised, and the answer is the last step, given where it was read.
+    assert [url_after(c) for c in pilot.calls["appraiser"]] == [BOOKS_URL, ORCHARD_URL]
+    nodes = {n.node_id: n for n in run.stored.nodes}
+    assert nodes[run.stored.trajectory[-1]].action_text == "stop [1997]"
+    assert run.stored.usage and {u.role for u in run.stored.usage} >= {"planner", "policy", "value"}
+
+
+def test_a_low_scored_child_is_left_for_a_sibling_that_is_told_what_was_tried(tmp_path: Path) -> None:
+    """About scores 1/1: selection widens at Home instead of exploring About further; the Explorer's second prompt at
+    Home carries About's sibling reflection and the list of actions tried there."""
+    tries = iter([act("click [2]"), act("click [1]")])
+
+    def explorer(call: Call) -> str:
+        return next(tries) if page_of(call) == HOME_URL else {BOOKS_URL: act("click [2]")}.get(page_of(call),
+                                                                                               act("stop [x]"))
+
+    pilot = Pilot(explorer=explorer, reflection="Effect: opened\nChild reflection: c-advice\nSibling reflection: "
+                                                "About holds no books")
+    run = run_pilot(tmp_path, pilot)
+    assert run.outcome.answer == "1997"
+    second_at_home = [c for c in pilot.calls["explorer"] if page_of(c) == HOME_URL][1]
+    assert "Reflection: About holds no books" in objective(second_at_home)
+    assert "Already tried from this page (choose a different action): click [2]" in objective(second_at_home)
+    # The child reflection is for the next step from the node it was written about: it reaches the Books prompt.
+    at_books = next(c for c in pilot.calls["explorer"] if page_of(c) == BOOKS_URL)
+    assert "Reflection: c-advice" in objective(at_books)
+    assert "Already tried" not in objective(at_books)
+    # Going back to Home was a replay (the tab was at About).
+    assert run.backtracker.moves and run.stored.nodes[0].node_id in run.backtracker.moves
+
+
+def test_a_failed_subtask_is_retried_with_the_controllers_reflection_then_the_plan_is_refined(tmp_path: Path) -> None:
+    """The first plan sends the agent to Contact; the Controller calls it incomplete twice; the Planner is told why
+    and plans Books instead, which answers."""
+    def explorer(call: Call) -> str:
+        wanted = "Books" if "Open Books" in objective(call) else "Contact"
+        return {HOME_URL: act("click [1]" if wanted == "Books" else "click [3]"), BOOKS_URL: act("click [2]"),
+                CONTACT_URL: act("click [1]" if wanted == "Books" else "stop [here]")}[page_of(call)]
+
+    pilot = Pilot(plans=["Subtask 1: Open Contact and ask\nSubtask 2: Extract: the year",
+                         "Subtask 1: Open Books then the book\nSubtask 2: Extract: the year"],
+                  explorer=explorer, scores={CONTACT_URL: (5, 5), BOOKS_URL: (8, 7), ORCHARD_URL: (9, 10)})
+    run = run_pilot(tmp_path, pilot, max_nodes=3)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    at_home = [c for c in pilot.calls["explorer"] if "Open Contact" in objective(c) and page_of(c) == HOME_URL]
+    # The second attempt starts from Home again and carries the Controller's strategic reflection.
+    assert len(at_home) == 2
+    assert "Reflection: this is not the book page" not in objective(at_home[0])
+    assert "Reflection: this is not the book page" in objective(at_home[1])
+    refined = pilot.calls["planner"][1].last
+    assert "Subtask that failed: Open Contact and ask" in refined and "this is not the book page" in refined
+    assert (BOOKS_URL, "click [2]") in run.env.executed
+
+
+def test_the_one_step_simulation_runs_the_next_action_and_keeps_it_as_a_child(tmp_path: Path) -> None:
+    pilot = Pilot(complete_at=frozenset())
+    run = run_pilot(tmp_path, pilot, simulate=True, max_nodes=2, max_attempts=1, max_replans=0)
+    # Expanding Home reached Books; the look-ahead from Books ran `click [2]` for real and was appraised, without a
+    # Controller verdict of its own.
+    assert run.env.executed[:2] == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert [url_after(c) for c in pilot.calls["appraiser"]][:2] == [BOOKS_URL, ORCHARD_URL]
+    assert [url_after(c) for c in pilot.calls["controller"]][0] == BOOKS_URL
+    by_action = {n.action_text: n for n in run.stored.nodes}
+    assert by_action["click [2]"].parent_id == by_action["click [1]"].node_id
+    assert run.outcome.status == "failed"  # the Controller never calls the subtask complete
+
+
+def test_a_look_ahead_never_runs_a_destructive_action_nor_asks_about_it(tmp_path: Path) -> None:
+    at_books = iter([act("click [3]")])  # the look-ahead's proposal at Books; later ones go to the book
+
+    def explorer(call: Call) -> str:
+        if page_of(call) == BOOKS_URL:
+            return next(at_books, act("click [2]"))
+        return {HOME_URL: act("click [1]")}.get(page_of(call), act("stop [x]"))
+
+    pilot = Pilot(explorer=explorer)
+    approver = ScriptedApprover([])
+    run = run_pilot(tmp_path, pilot, approver, simulate=True, max_nodes=3)
+    assert (BOOKS_URL, "click [3]") not in run.env.executed
+    assert approver.requests == []
+    assert run.outcome.answer == "1997"
+
+
+def test_a_destructive_action_is_asked_about_and_refused_ones_do_not_run(tmp_path: Path) -> None:
+    pilot = Pilot(explorer=lambda call: {HOME_URL: act("click [4]")}.get(page_of(call), act("stop [x]")),
+                  complete_at=frozenset())
+    approver = ScriptedApprover([False])
+    run = run_pilot(tmp_path, pilot, approver, max_nodes=2, max_attempts=1, max_replans=0)
+    assert [(r.url, r.action_text) for r in approver.requests] == [(HOME_URL, "click [4]")]
+    assert (HOME_URL, "click [4]") not in run.env.executed
+    assert run.outcome.status == "failed"
+    assert "not allowed to run `click [4]`" in run.outcome.reason
+
+
+def test_an_approved_destructive_action_reroots_the_subtask_at_its_result(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def explorer(call: Call) -> str:
+        seen.append(page_of(call))
+        return {HOME_URL: act("click [1]"), BOOKS_URL: act("click [3]")}.get(page_of(call), act("stop [x]"))
+
+    pilot = Pilot(explorer=explorer, complete_at=frozenset(), scores={BOOKS_URL: (9, 9)})
+    approver = ScriptedApprover([True])
+    run = run_pilot(tmp_path, pilot, approver, max_nodes=3, max_attempts=1, max_replans=0)
+    assert run.env.executed.count((BOOKS_URL, "click [3]")) == 1
+    bought = next(n for n in run.stored.nodes if n.action_text == "click [3]")
+    # Nothing before the purchase is explored again: every later Explorer prompt is at its result or below.
+    assert all(n.status == "invalid" for n in run.stored.nodes if n.node_id < bought.node_id and n.action_text
+               and n.status != "terminal")
+
+
+def test_ids_not_on_the_page_are_counted_and_never_run_and_the_node_is_given_up(tmp_path: Path) -> None:
+    pilot = Pilot(explorer=lambda call: act("click [99]"))
+    run = run_pilot(tmp_path, pilot, max_failed_tries=2, max_attempts=1, max_replans=0)
+    assert run.env.executed == []
+    assert len(pilot.calls["explorer"]) == 2
+    assert run.outcome.status == "failed"
+    assert run.roles.mistakes() == {"policy": {"unknown_element": 2}}
+
+
+def test_an_unreadable_plan_makes_the_whole_task_one_subtask(tmp_path: Path) -> None:
+    pilot = Pilot(plans=["I will look around the site."])
+    run = run_pilot(tmp_path, pilot)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert run.roles.mistakes() == {"planner": {"unreadable_verdict": 1}}
+    assert "Current subtask: When was The Quiet Orchard published?" in objective(pilot.calls["explorer"][0])
+
+
+def test_a_start_no_replay_can_rebuild_makes_the_planner_refine_from_where_the_tab_is(tmp_path: Path) -> None:
+    def explorer(call: Call) -> str:
+        if "Open the book" in objective(call):
+            return {HOME_URL: act("click [2]")}.get(page_of(call), act("stop [x]"))
+        return {ABOUT_URL: act("click [1]"), HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]")}.get(
+            page_of(call), act("stop [x]"))
+
+    pilot = Pilot(plans=["Subtask 1: Open the book\nSubtask 2: Extract: the year",
+                         "Subtask 1: Go home, then Books, then the book\nSubtask 2: Extract: the year"],
+                  explorer=explorer, scores={ABOUT_URL: (3, 3), HOME_URL: (5, 5), BOOKS_URL: (8, 7),
+                                             ORCHARD_URL: (9, 10)})
+    run = search_site(tmp_path, MctsSearch(MctsConfig(simulate=False, max_nodes=3)), pilot.policy, pilot.value,
+                      fail={0})
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert len(pilot.calls["planner"]) == 2
+    assert "cannot go back to the subtask's start #0" in run.shown
+
+
+def test_information_found_nowhere_is_answered_n_a_with_the_reason(tmp_path: Path) -> None:
+    """WebArena's answer for what does not exist: after the plans are spent, an Extract subtask that found nothing
+    makes the answer N/A instead of no answer; an extraction is not retried on the page that just failed it."""
+    pilot = Pilot(plans=["Subtask 1: Extract: the book's publisher"])
+    pilot_policy = pilot.policy
+
+    def policy(call: Call) -> str:
+        return "Nothing about a publisher here.\nAnswer: N/A" if agent(call) == "extractor" else pilot_policy(call)
+
+    pilot.policy = policy  # type: ignore[method-assign]
+    run = run_pilot(tmp_path, pilot, max_replans=1)
+    assert run.outcome.status == "finished" and run.outcome.answer == "N/A"
+    assert "the information was not found" in run.outcome.reason
+    # The first plan and one refined plan, each read once: no second attempt at the same page.
+    assert len(pilot.calls["planner"]) == 2

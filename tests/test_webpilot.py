@@ -1,0 +1,100 @@
+"""WebPilot's agents' prompts and readers (search/webpilot.py) on answers small models really give."""
+
+from __future__ import annotations
+
+from branchwise.search.webpilot import (
+    Control,
+    Subtask,
+    WebPilotPrompts,
+    control_messages,
+    explorer_objective,
+    parse_appraisal,
+    parse_control,
+    parse_extraction,
+    parse_plan,
+    parse_reflection,
+    plan_messages,
+    refine_feedback,
+)
+
+
+def test_a_plan_is_read_one_subtask_a_line_and_extract_subtasks_are_marked() -> None:
+    plan = parse_plan("Here is the plan.\nSubtask 1: Open the Books category\n**Subtask 2:** Extract: the price of "
+                      "the first book\nThis should work.")
+    assert plan == [Subtask("Open the Books category"), Subtask("the price of the first book", extract=True)]
+
+
+def test_a_plan_run_together_on_one_line_is_still_two_subtasks() -> None:
+    plan = parse_plan("Subtask 1: Search for the planter Subtask 2: Extract: its price")
+    assert plan == [Subtask("Search for the planter"), Subtask("its price", extract=True)]
+
+
+def test_a_numbered_list_is_a_plan_and_prose_is_not() -> None:
+    assert parse_plan("1. Open Books\n2. (extract) read the year") == [Subtask("Open Books"),
+                                                                       Subtask("read the year", extract=True)]
+    assert parse_plan("I would look around the site first.") == []
+
+
+def test_appraisal_scores_are_read_through_markdown_and_out_of_ten() -> None:
+    assert parse_appraisal("Reasoning...\n**Effectiveness:** 7/10\n- Future promise: 8.5") == (7.0, 8.5)
+    assert parse_appraisal("Effectiveness: 12\nFuture promise: 3") == (10.0, 3.0)
+    assert parse_appraisal("Effectiveness: high\nFuture promise: 3") is None
+    assert parse_appraisal("Effectiveness: 4") is None
+
+
+def test_the_controllers_last_verdict_counts_with_its_reflection() -> None:
+    text = "The format is Complete: yes or no.\nComplete: no\nReflection: the sort was chosen but never applied"
+    assert parse_control(text) == Control(False, "the sort was chosen but never applied")
+    assert parse_control("**Complete**: Yes") == Control(True, "")
+    assert parse_control("It looks finished.") is None
+
+
+def test_the_extractor_answers_scrolls_or_says_it_is_not_there() -> None:
+    assert parse_extraction("The price is shown.\nAnswer: $12.99").answer == "$12.99"
+    assert parse_extraction("Answer: N/A (not on this page)").answer is None
+    scrolled = parse_extraction("The list continues below.\nScroll: down")
+    assert (scrolled.answer, scrolled.scroll) == (None, "down")
+    assert parse_extraction("Answer: N/A\nScroll: sideways").scroll is None
+
+
+def test_a_reflection_without_its_lines_is_taken_whole_as_the_effect() -> None:
+    reflection = parse_reflection("Effect: the Books page opened\nChild reflection: open the book\n"
+                                  "Sibling reflection: searching would be quicker")
+    assert (reflection.effect, reflection.child, reflection.sibling) == (
+        "the Books page opened", "open the book", "searching would be quicker")
+    assert parse_reflection("The page changed to   the list.").effect == "The page changed to the list."
+
+
+def test_the_explorer_objective_starts_with_the_task_and_names_the_subtask_reflections_and_tried_actions() -> None:
+    objective = explorer_objective("When was it published?", Subtask("Open Books"), ["", "About has no books"],
+                                   ["click [2]"])
+    lines = objective.splitlines()
+    assert lines[0] == "When was it published?"
+    assert "Current subtask: Open Books" in lines
+    assert "Reflection: About has no books" in lines and "Reflection: " not in lines
+    assert lines[-1].endswith("click [2]")
+
+
+def test_the_planner_is_told_what_failed_and_why_when_it_refines_the_plan() -> None:
+    feedback = refine_feedback(["Open Books"], Subtask("Sort by price"), "the sort control is not on this page",
+                               [Subtask("the first price", extract=True)])
+    user = plan_messages("Cheapest book?", "https://x/", "[1] link 'Home'", feedback, WebPilotPrompts())[1].content
+    assert "Subtask that failed: Sort by price" in user
+    assert "the sort control is not on this page" in user
+    assert "Extract: the first price" in user
+    first = plan_messages("Cheapest book?", "https://x/", "[1] link 'Home'", "", WebPilotPrompts())[1].content
+    assert "did not work out" not in first
+
+
+def test_agent_prompts_cut_long_pages_and_number_the_actions() -> None:
+    config = WebPilotPrompts(max_observation_tokens=50)
+    messages = control_messages("t", Subtask("s"), ["click [1]", "type [2] [x]"], "https://x/", "line\n" * 500,
+                                config)
+    user = messages[1].content
+    assert "1. click [1]\n2. type [2] [x]" in user
+    assert len(user) < 600
+
+
+def test_a_subtask_keeps_the_quote_it_ends_with() -> None:
+    plan = parse_plan("Subtask 1: Click the link 'Explore'\nSubtask 2: Type 'x' into the searchbox 'Filter'")
+    assert [s.text for s in plan] == ["Click the link 'Explore'", "Type 'x' into the searchbox 'Filter'"]
