@@ -177,8 +177,10 @@ def checklist_judge(call: Call) -> str:
 
 def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value: Choices | None = None, *,
                 reward: Choices = checklist_judge, approver: Approver | None = None,
-                fail: set[int] | None = None, history: bool = False, budget: RunBudget | None = None) -> SiteRun:
-    """One search for TASK on the fake site; `budget`: the run's limits and what it has spent."""
+                fail: set[int] | None = None, history: bool = False, budget: RunBudget | None = None,
+                examples: bool = False, before: Callable[[RunStore], object] | None = None) -> SiteRun:
+    """One search for TASK on the fake site; `budget`: the run's limits and what it has spent; `examples`: retrieved
+    steps in every prompt, from the run store that `before` may fill first."""
     out = io.StringIO()
     reporter = TerminalReporter(out)
     env = SiteEnv(history=history)
@@ -190,11 +192,14 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
     roles = ModelRoles(RoleModel(policy_model, "policy", budget=budget), RoleModel(value_model, "value", budget=budget),
                        RoleModel(reward_model, "reward", budget=budget))
     with RunStore(tmp_path / "runs.sqlite3") as store:
+        if before is not None:
+            before(store)
         store.start_run(RunRecord(run_id="r1", task=TASK, strategy=strategy.name))
         state = SearchState()
         trace = SearchTrace("r1", strategy.name, reporter, store, state)
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
-                            approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget)
+                            approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget,
+                            store=store if examples else None, use_examples=examples)
         outcome = asyncio.run(strategy.search(ctx))
         return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue(),
                        roles)

@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from branchwise.core.usage import Usage
-from branchwise.harness.run import TaskResult, done_tasks, end_torn_line, progress_bar
+from branchwise.harness.run import (
+    TaskResult,
+    done_tasks,
+    end_torn_line,
+    import_demonstrations,
+    progress_bar,
+    sandbox_site,
+)
+from branchwise.store import DemonstrationRecord, DemoStep, RunStore, default_store_path
 
 
 def result(task_id: int, strategy: str, model: str = "m") -> TaskResult:
@@ -44,3 +52,19 @@ def test_the_progress_bar_fills_with_the_tasks_done() -> None:
     assert progress_bar(0, 4, width=8) == "[........]"
     assert progress_bar(1, 4, width=8) == "[##......]"
     assert progress_bar(4, 4, width=8) == "[########]"
+
+
+def test_explored_demonstrations_are_copied_into_the_eval_store_once(tmp_path: Path) -> None:
+    explored = tmp_path / "explored"
+    explored.mkdir()
+    with RunStore(default_store_path(explored)) as store:
+        for instruction in ("Open the Garden category", "Search for a planter"):
+            store.add_demonstration(DemonstrationRecord(
+                site=sandbox_site("shopping"), instruction=instruction, score=5,
+                steps=[DemoStep(url="http://127.0.0.1:1/", action_text="click [1]")]))
+    out = tmp_path / "results"
+    assert import_demonstrations(explored, out) == 2
+    assert import_demonstrations(default_store_path(explored), out) == 0  # a store file works too; nothing twice
+    with RunStore(default_store_path(out)) as store:
+        assert [d.instruction for d in store.demonstrations("sandbox:shopping")] == [
+            "Search for a planter", "Open the Garden category"]

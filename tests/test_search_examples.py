@@ -16,9 +16,10 @@ from branchwise.search.examples import (
     examples_block,
     fit_examples,
     load_examples,
+    site_of,
 )
 from branchwise.search.generate import DEFAULT_VARIATIONS, GenerationConfig, GenerationInput, variation_messages
-from branchwise.store import NodeRecord, RunRecord, RunStore, TrajectoryStep
+from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore, TrajectoryStep
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 GARDEN = "[1] link 'Garden'\n[2] link 'Kitchen'\n[3] searchbox 'Search products'"
@@ -140,3 +141,30 @@ def test_examples_that_do_not_fit_are_left_out_least_similar_first() -> None:
     first = fit_examples(block, len(block) - 1)
     assert "1. Task: task 1" in first and "task 2" not in first
     assert fit_examples(block, 50) == ""
+
+
+def test_the_sites_demonstrations_join_the_pool_and_another_sites_do_not(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        store.add_demonstration(DemonstrationRecord(
+            site="shop.test", instruction="Sort the Garden products by price", score=5,
+            steps=[DemoStep(url="http://shop.test/garden", observation_text=SORTABLE, thought="Sort them.",
+                            action_text="select_option [7] [Price: low to high]"),
+                   DemoStep(url="http://shop.test/garden?sort=price", action_text="stop [sorted]")]))
+        store.add_demonstration(DemonstrationRecord(
+            site="forum.test", instruction="Sort the forum posts by date", score=5,
+            steps=[DemoStep(url="http://forum.test/", observation_text=SORTABLE, action_text="click [8]")]))
+        index = asyncio.run(load_examples(store, RetrievalConfig(), "me", site="shop.test"))
+        assert index is not None and len(index) == 2
+        top = index.top("What is the cheapest Garden product? Sort by price.", SORTABLE)
+        assert top[0].goal == "Sort the Garden products by price"
+        assert top[0].action == "select_option [7] [Price: low to high]"
+        assert all("forum" not in e.goal for e in top)
+        # Without a site, only finished runs (none here).
+        nothing = asyncio.run(load_examples(store, RetrievalConfig(), "me"))
+        assert nothing is not None and len(nothing) == 0
+
+
+def test_a_site_is_the_host_and_port_of_the_address() -> None:
+    assert site_of("http://127.0.0.1:8080/garden?x=1") == "127.0.0.1:8080"
+    assert site_of("https://Shop.Example/") == "shop.example"
+    assert site_of("about:blank") == ""

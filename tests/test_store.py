@@ -22,6 +22,8 @@ from branchwise.store import (
     AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
+    DemonstrationRecord,
+    DemoStep,
     NodeRecord,
     RecordLost,
     RunNotFound,
@@ -578,3 +580,24 @@ def test_processes_opening_a_new_store_at_once_migrate_it_once(tmp_path: Path) -
         path, opened = tmp_path / f"runs-{attempt}.sqlite3", threading.Barrier(6)
         with ThreadPoolExecutor(6) as pool:
             assert all(pool.map(lambda _: open_it(path, opened), range(6)))  # noqa: B023 - used before the loop moves on
+
+
+def test_demonstrations_are_kept_by_site_newest_first_and_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite3"
+    steps = [DemoStep(url="https://shop.example/", observation_text="[1] link 'Books'", thought="Books are linked",
+                      action_text="click [1]"),
+             DemoStep(url="https://shop.example/books", action_text="stop [Books listed]")]
+    with RunStore(path) as store:
+        first = store.add_demonstration(DemonstrationRecord(site="shop.example", instruction="Open the books",
+                                                            steps=steps, score=5, persona="a reader"))
+        second = store.add_demonstration(DemonstrationRecord(site="shop.example", instruction="Find the cart",
+                                                             steps=steps[:1], score=4))
+        store.add_demonstration(DemonstrationRecord(site="forum.example", instruction="Read a post", steps=steps,
+                                                    score=4))
+    with RunStore(path) as store:
+        shop = store.demonstrations("shop.example")
+        assert [d.demo_id for d in shop] == [second, first]
+        assert shop[1].steps == steps and shop[1].persona == "a reader" and shop[1].created_at
+        assert store.demo_sites() == {"forum.example": 1, "shop.example": 2}
+        assert len(store.demonstrations()) == 3 and store.demonstrations("shop.example", limit=1)[0].demo_id == second
+        assert store.demonstrations("nowhere.example") == []

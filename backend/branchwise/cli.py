@@ -9,7 +9,7 @@ import logging
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
@@ -25,6 +25,8 @@ from .config import DEFAULT_PORT, ServerConfig
 from .core.approval import Approver, DenyApprover, TerminalApprover
 from .core.budget import Limits
 from .core.status import BacktrackMode
+from .explore.episode import ExploreConfig
+from .explore.runner import ExploreOptions, explore
 from .launcher import BrowserLaunchError, ChromiumConfig
 from .link import ExtensionError, ExtensionHub, LinkTimeout
 from .local_model import (
@@ -45,13 +47,14 @@ from .safety.secrets import mask_task
 from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent
+from .search.examples import site_of
 from .search.profiles import DEFAULT_PROFILE, PROFILES, search_config
 from .search.resume import ResumePoint, Unresumable, require_open_tab, resume_point
 from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
 from .settings import CONFIG_FILE, ENV_VARS, Settings, SettingsError, default_data_dir
-from .store import RunNotFound, RunStore, default_store_path, format_audit, format_run, format_runs
+from .store import RunNotFound, RunStore, default_store_path, format_audit, format_demos, format_run, format_runs
 
 if TYPE_CHECKING:
     from .harness.tasks import TaskConfig
@@ -154,6 +157,8 @@ class RunOptions:
     profile: str = DEFAULT_PROFILE
     # The user's own limits, over the profile's.
     limits: Limits = field(default_factory=Limits)
+    # Retrieved steps (finished runs, the site's explored demonstrations) in every strategy's prompt.
+    examples: bool = False
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -169,7 +174,7 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
     """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
     and `approver` asked."""
     search = search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
-                           max_steps=options.max_steps, limits=options.limits)
+                           max_steps=options.max_steps, limits=options.limits, examples=options.examples)
     return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
@@ -241,10 +246,12 @@ async def execute_run(session: Session, model: ModelSetup, task: str, start_url:
     return await run_in_tab(session, model, task, tab.tab_id, options, store, reporter)
 
 
-async def cmd_run(args: argparse.Namespace) -> int:
+@contextlib.asynccontextmanager
+async def launched_session(args: argparse.Namespace) -> AsyncIterator[tuple[ModelSetup, Session, RunStore]]:
+    """What `run` and `explore` work with: the model, the browser (launched with --launch, else the user's once its
+    extension connects) and the run store."""
     port = args.port if args.port is not None else (0 if args.launch else DEFAULT_PORT)
     config = server_config(args, port)
-    options = run_options(args)  # a bad option stops here, before anything is launched
     async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
         say(f"Model: {model.description}")
         async with open_session(config, chromium_config(args)) as session:
@@ -253,8 +260,35 @@ async def cmd_run(args: argparse.Namespace) -> int:
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
             with open_store(config.data_dir) as store:
-                result = await execute_run(session, model, args.task, args.start_url, options, store)
+                yield model, session, store
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    options = run_options(args)  # a bad option stops here, before anything is launched
+    async with launched_session(args) as (model, session, store):
+        result = await execute_run(session, model, args.task, args.start_url, options, store)
     return finish(result, args.json)
+
+
+async def cmd_explore(args: argparse.Namespace) -> int:
+    sites = site_rules(args)
+    refusal = sites.refusal(args.url)
+    if refusal is not None:
+        raise UsageError(f"not exploring {args.url}: {refusal}")
+    options = ExploreOptions(
+        episodes=args.episodes, parallel=min(args.parallel, 10), personas=tuple(args.persona),
+        site_name=args.site_name, episode=ExploreConfig(max_steps=args.steps, delay_s=max(0.0, args.delay)),
+        limits=Limits(max_model_calls=args.max_model_calls, timeout_s=args.timeout))
+    async with launched_session(args) as (model, session, store):
+        outcomes = await explore(args.url, options, model.roles, session.browser, session.gate, store,
+                                 lambda: terminal_and_panel(session, model), sites)
+    site = options.site_name or site_of(args.url)
+    for outcome in outcomes:
+        say(f"{outcome.persona}: {outcome.demonstrations} demonstration(s) from {outcome.steps} step(s) "
+            f"(run {outcome.run_id}, {outcome.status}{'; ' + outcome.note if outcome.note else ''})")
+    say(f"{sum(o.demonstrations for o in outcomes)} demonstration(s) kept for {site}; see them with: "
+        f"branchwise show --demos {site}")
+    return EXIT_OK
 
 
 async def cmd_resume(args: argparse.Namespace) -> int:
@@ -293,7 +327,8 @@ def run_options(args: argparse.Namespace, strategy: str | None = None,
     return RunOptions(max_steps=args.max_steps, strategy=strategy or args.strategy,
                       backtrack=backtrack or args.backtrack,
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
-                      sites=site_rules(args), profile=args.profile, limits=run_limits(args))
+                      sites=site_rules(args), profile=args.profile, limits=run_limits(args),
+                      examples=getattr(args, "examples", False))
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
@@ -418,6 +453,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    if args.demos is not None:
+        with open_store(args.settings.data_dir) as store:
+            site = args.demos or None
+            say(format_demos(store.demonstrations(site), store.demo_sites(), site))
+        return EXIT_OK
+    if args.run is None:
+        raise UsageError("name a run (branchwise runs lists them), or pass --demos [SITE]")
     with open_store(args.settings.data_dir) as store:
         try:
             stored = store.load_run(args.run)
@@ -453,6 +495,10 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backtrack", choices=("speculative", "naive"), default="speculative",
                         help="how search returns to an earlier state: replay in a guarded throw-away tab "
                              "(speculative) or reset and replay in the working tab (naive, for comparison)")
+    parser.add_argument("--examples", action="store_true",
+                        help="show the model steps retrieved from finished runs and from the site's demonstrations "
+                             "(branchwise explore) in every prompt (action_aware always shows them in one of its "
+                             "prompt variations)")
     add_limit_args(parser)
 
 
@@ -520,7 +566,7 @@ def eval_model(args: argparse.Namespace,
 
 
 async def cmd_eval(args: argparse.Namespace) -> int:
-    from .harness.run import EvalOptions, done_tasks, run_eval
+    from .harness.run import EvalOptions, done_tasks, import_demonstrations, run_eval
     from .harness.sandboxes import NoSandbox
     from .harness.tasks import TaskConfigError, load_tasks
 
@@ -539,7 +585,11 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
                           approve=args.approve == "all", chromium=chromium, profile=args.profile,
-                          limits=run_limits(args))
+                          limits=run_limits(args), examples=args.examples)
+    if args.demos is not None:
+        copied = import_demonstrations(args.demos, args.out)
+        say(f"Demonstrations: {copied} new from {args.demos} (by site: sandbox:shopping, sandbox:reddit, "
+            "sandbox:gitlab)")
     async with eval_model(args, tasks) as model:
         say(f"Model: {model.description}")
         say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
@@ -651,8 +701,11 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=int, default=50)
     runs.set_defaults(handler=cmd_runs)
 
-    show = sub.add_parser("show", help="print a run's search tree and chosen trajectory")
-    show.add_argument("run", help="run id (a unique prefix is enough)")
+    show = sub.add_parser("show", help="print a run's search tree and chosen trajectory, or a site's demonstrations")
+    show.add_argument("run", nargs="?", default=None, help="run id (a unique prefix is enough)")
+    show.add_argument("--demos", nargs="?", const="", default=None, metavar="SITE",
+                      help="list the demonstrations `branchwise explore` learnt, of SITE (a host, or the --site-name "
+                           "it was given) or of every site")
     show.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     show.set_defaults(handler=cmd_show)
 
@@ -666,6 +719,35 @@ def build_parser() -> argparse.ArgumentParser:
                             "runs)")
     audit.add_argument("--json", action="store_true", help="one JSON object per entry and line")
     audit.set_defaults(handler=cmd_audit)
+
+    explore = sub.add_parser("explore", help="explore a site without changing anything (NNetNav) and keep what it "
+                                             "teaches as demonstrations, retrieved by later runs on that site")
+    explore.add_argument("url", help="where the episodes start; they stay on its host")
+    explore.add_argument("--episodes", type=positive_int, default=ExploreOptions().episodes, metavar="N")
+    explore.add_argument("--parallel", type=positive_int, default=ExploreOptions().parallel, metavar="N",
+                         help="episodes at once, each in a tab of its own (at most 10)")
+    explore.add_argument("--persona", action="append", default=[], metavar="TEXT",
+                         help="who the explorer acts as (repeatable; default: eight shipped personas in turn)")
+    explore.add_argument("--steps", type=positive_int, default=ExploreConfig().max_steps, metavar="N",
+                         help="actions per episode")
+    explore.add_argument("--delay", type=float, default=ExploreConfig().delay_s, metavar="SECONDS",
+                         help="rest after each action")
+    explore.add_argument("--site-name", default=None, metavar="NAME",
+                         help="keep the demonstrations under this name instead of the host (the eval's sandbox "
+                              "copies: sandbox:shopping, sandbox:reddit, sandbox:gitlab)")
+    explore.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
+    explore.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
+                         help="with --launch: hide the window (default: headless when there is no display)")
+    explore.add_argument("--connect-timeout", type=float, default=120.0,
+                         help="how long to wait for the extension to connect (seconds)")
+    explore.add_argument("--max-model-calls", type=positive_int, default=None, metavar="N",
+                         help="model calls each episode may make")
+    explore.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                         help="wall time each episode may take")
+    add_site_args(explore)
+    add_backend_args(explore, None)
+    add_model_args(explore)
+    explore.set_defaults(handler=cmd_explore)
 
     demo = sub.add_parser("demo", help="start the sandbox shop, the backend and Chromium, and run a sample task")
     demo.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None)
@@ -688,6 +770,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", default=None, metavar="MODEL",
                           help="the endpoint's model (instead of BRANCHWISE_MODEL), or simulated:E[:SEED]: a SIMULATED "
                                "model answering from each task's reference solution, wrong at rate E (no LLM cost)")
+    evaluate.add_argument("--demos", type=Path, default=None, metavar="STORE",
+                          help="a run store (or data dir) holding demonstrations from `branchwise explore URL "
+                               "--site-name sandbox:SITE`: copied into the results' store, where --examples (and "
+                               "action_aware's retrieval) draw on them")
     evaluate.add_argument("--workers", type=int, default=1, metavar="N",
                           help="tasks run at once, each with its own Chromium, backend and site copies (default 1)")
     add_strategy_args(evaluate)

@@ -270,3 +270,41 @@ def mcts_replan_script() -> Script:
              reply=cot_answer("The Books category may list it.", "click [{{id: link 'Books'}}]")),
     ]
     return Script(rules=rules)
+
+
+EXPLORE_OBJECTIVE = "Explore the website"
+EXPLORED = f"Find {CART_PRODUCT} and the category it belongs to"
+
+
+def explore_script() -> Script:
+    """One exploration episode on the shop: search for a book, open it, try to add it to the cart (a POST form:
+    destructive, refused without a question), go to its category, then home; the labeller names what the four steps
+    did, the reward model scores it 5, and the relabeller explains each step. Then the planter question's policy for
+    `run --examples`, whose prompt should show that demonstration."""
+    explorer = [f"OBJECTIVE: {EXPLORE_OBJECTIVE}"]
+    return Script(rules=[
+        Rule(name="summary", when_contains=["You are the state-change summariser"],
+             reply="The page changed.\nState change: another page of the shop opened"),
+        Rule(name="label", when_contains=["You are the instruction labeller"],
+             reply=f"The agent searched for the planter and opened its category.\nInstruction: {EXPLORED}\n"
+                   "Answer: Books"),
+        Rule(name="reward", when_contains=["You are the outcome reward model"],
+             reply="Every step served the instruction.\nScore: 5"),
+        Rule(name="relabel", when_contains=["You are writing a demonstration"],
+             reply="Step 1: I search the shop for the book by name.\nStep 2: The book is among the results.\n"
+                   "Step 3: Its category link shows where it belongs.\nStep 4: Back to the home page."),
+        Rule(name="explore: add to cart", when_contains=[*explorer, "button 'Add to cart'"], search_in="last_user",
+             max_uses=1, reply=cot_answer("A shopper would try the cart.", "click [{{id: button 'Add to cart'}}]")),
+        Rule(name="explore: product's category", when_contains=explorer, search_in="last_user",
+             when_regex=r"URL: \S*/product/",
+             reply=cot_answer("The category shows similar products.", "click [{{id: link 'Books'}}]")),
+        Rule(name="explore: home", when_contains=explorer, search_in="last_user", when_regex=r"URL: \S*/category/",
+             reply=cot_answer("Back to the start.", "click [{{id: link 'Home'}}]")),
+        Rule(name="explore: open the result", when_contains=[*explorer, f"link '{CART_PRODUCT}'"],
+             search_in="last_user",
+             reply=cot_answer("The book is listed.", f"click [{{{{id: link '{CART_PRODUCT}'}}}}]")),
+        Rule(name="explore: search", when_contains=[*explorer, "searchbox 'Search products'"], search_in="last_user",
+             reply=cot_answer("I look for a book.",
+                              f"type [{{{{id: searchbox 'Search products'}}}}] [{CART_PRODUCT}] [1]")),
+        *planter_script().rules,
+    ])

@@ -53,6 +53,8 @@ class EvalOptions(BaseModel):
     profile: str = DEFAULT_PROFILE
     # The user's own limits, over the profile's.
     limits: Limits = Limits()
+    # Retrieved steps in every prompt; the sandbox copies' demonstrations are kept by `sandbox_site`.
+    examples: bool = False
 
 
 class TaskResult(BaseModel):
@@ -81,6 +83,28 @@ class TaskResult(BaseModel):
     wall_s: float
     # The models' mistakes per role and kind (core/mistakes.py).
     mistakes: MistakeCounts = {}
+
+
+SANDBOX_SITE = "sandbox:"
+
+
+def sandbox_site(name: str) -> str:
+    """What the eval's sandbox copies of a site keep demonstrations by: their ports change from task to task."""
+    return SANDBOX_SITE + name
+
+
+def import_demonstrations(source: Path, out: Path) -> int:
+    """Copy the demonstrations of a store (`branchwise explore --site-name sandbox:SITE --data-dir ...`) into the
+    eval's own store, so its runs retrieve them; ones copied before are not copied again. Returns how many were new."""
+    with RunStore(default_store_path(source) if source.is_dir() else source) as origin:
+        demos = origin.demonstrations()
+    out.mkdir(parents=True, exist_ok=True)
+    with RunStore(default_store_path(out)) as store:
+        have = {(d.site, d.instruction, d.created_at) for d in store.demonstrations()}
+        new = [d for d in reversed(demos) if (d.site, d.instruction, d.created_at) not in have]
+        for demo in new:
+            store.add_demonstration(demo.model_copy(update={"demo_id": None}))
+    return len(new)
 
 
 def done_tasks(path: Path, strategy: str, model: str) -> set[int]:
@@ -134,7 +158,8 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                     agent = SearchAgent(model.roles, session.browser,
                                         search_config(options.strategy, profile=options.profile,
                                                       backtrack=options.backtrack, max_steps=options.max_steps,
-                                                      limits=options.limits),
+                                                      limits=options.limits, examples=options.examples,
+                                                      site=sandbox_site(task.sites[0]) if task.sites else None),
                                         store=store, approver=approver, gate=session.gate)
                     result = await agent.run(task.intent, env, Reporters())
                     stored = store.load_run(result.run_id)

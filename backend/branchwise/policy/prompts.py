@@ -144,6 +144,11 @@ def truncate_observation(observation: str, config: PromptConfig) -> str:
     return f"{head}\n{TRUNCATION_MARKER}"
 
 
+def observation_within(observation: str, max_tokens: int) -> str:
+    """The page cut to `max_tokens` as the policy's is (the judges' prompts show it so too)."""
+    return truncate_observation(observation, PromptConfig(max_observation_tokens=max_tokens)).rstrip()
+
+
 def newest_lines(lines: Sequence[str], max_chars: int) -> list[str]:
     """The last lines that fit `max_chars` (the last one always, cut if it alone is too long), after a line saying how
     many are left out: a history that keeps its most recent steps."""

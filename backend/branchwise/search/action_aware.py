@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import Stop
 from ..core.classes import ActionClass
 from .candidates import best_stop, merge_candidates
-from .context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
-from .examples import RetrievalConfig, examples_block, load_examples
+from .context import SearchContext, SearchOutcome, classify_candidates, ensure_examples, history_of, start_node
+from .examples import RetrievalConfig, examples_block
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
 from .rephrase import rephrase
@@ -78,11 +78,7 @@ class _Run:
         self.steps = current.depth
         await ctx.trace.progress("writing the task checklist" + (" and rephrasing the task" if self.config.rephrase
                                                                    else ""))
-        if ctx.store is not None and ctx.examples is None:
-            ctx.examples = await load_examples(ctx.store, self.config.retrieval, ctx.run_id)
-            if ctx.examples is not None:
-                await ctx.trace.progress(f"retrieval: {len(ctx.examples)} past steps from {ctx.examples.runs} "
-                                         "finished run(s)")
+        await ensure_examples(ctx, self.config.retrieval)
         checklist = generate_checklist(ctx.roles.reward, self.config.reward, ctx.task, current.url, current.text)
         if self.config.rephrase:
             self.checklist, rephrased = await asyncio.gather(checklist, rephrase(ctx.roles.policy, ctx.task))

@@ -62,6 +62,10 @@ class SearchConfig(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     # What one run may spend on its model (--max-model-calls, --max-tokens, --timeout).
     limits: Limits = Limits()
+    # Retrieved steps (finished runs, the site's demonstrations) in every strategy's prompt (--examples).
+    examples: bool = False
+    # What the site's demonstrations are kept by; None: the start page's host (`examples.site_of`).
+    site: str | None = None
 
     @field_validator("strategy")
     @classmethod
@@ -82,7 +86,7 @@ class SearchAgent:
     def __init__(self, roles: ModelRoles, browser: Browser | None, config: SearchConfig | None = None, *,
                  store: RunStore | None = None,
                  approver: Approver | None = None, classifier: ActionClassifier | None = None,
-                 gate: NetworkGate | None = None) -> None:
+                 gate: NetworkGate | None = None, strategy: SearchStrategy | None = None) -> None:
         self.roles = roles
         self.browser = browser
         self.config = config or SearchConfig()
@@ -91,6 +95,8 @@ class SearchAgent:
         # Holds the mutating requests no approval covers while the run works (None: not watched).
         self.gate = gate
         self.classifier = classifier or SafetyClassifier()
+        # A strategy outside the registry (an exploration episode); None: the one `config` names.
+        self.strategy = strategy
 
     def _backtracker(self, env: BrowserEnv) -> Backtracker:
         if self.browser is None:
@@ -106,7 +112,7 @@ class SearchAgent:
         as history, its usage so far counted) in the tab it was working in (`env`), once the caller has reopened it in
         the store (RunStore.reopen_run: it fails while another process owns the run)."""
         run_id = resume.stored.run.run_id if resume is not None else run_id or new_id()
-        strategy = make_strategy(self.config)
+        strategy = self.strategy or make_strategy(self.config)
         budget = RunBudget(self.config.limits)
         before = usage_before(resume)
         # A resumed run's limits count what it used before the interruption (its wall time starts again).
@@ -129,7 +135,8 @@ class SearchAgent:
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
-                            secrets=SecretKeeper(task_secrets(task)), budget=budget)
+                            secrets=SecretKeeper(task_secrets(task)), budget=budget,
+                            use_examples=self.config.examples, site=self.config.site or "")
 
         async def search() -> SearchOutcome:
             if resume is not None:

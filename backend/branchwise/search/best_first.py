@@ -32,7 +32,16 @@ from ..actions import ActionParseError, Stop, parse_response
 from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
 from .candidates import Candidate, top_by_count
-from .context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
+from .context import (
+    SearchContext,
+    SearchOutcome,
+    classify_candidates,
+    ensure_examples,
+    history_of,
+    start_node,
+    with_examples,
+)
+from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .generate import history_text
 from .step import advance, answer_at, reach, stop_node
@@ -60,6 +69,8 @@ class BestFirstConfig(BaseModel):
     history: int = Field(default=5, ge=0)
     value: ValueConfig = ValueConfig()
     prompt: PromptConfig = PromptConfig()
+    # With --examples: the retrieved steps shown in every policy prompt.
+    retrieval: RetrievalConfig = RetrievalConfig()
 
 
 class BestFirstSearch:
@@ -93,6 +104,8 @@ class _Run:
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
         root = await start_node(ctx)
+        if ctx.use_examples:
+            await ensure_examples(ctx, self.config.retrieval)
         for round_index in range(1, self.config.max_rounds + 1):
             if root.depth >= self.config.max_steps:
                 return await self._give_up(self._why_stuck(root))
@@ -219,7 +232,8 @@ class _Run:
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
         history = history_text(history_of(ctx, node), self.config.history,
                                prompt.max_history_tokens * prompt.chars_per_token)
-        messages = build_cot_messages(ctx.task, node.text, node.url, history, config=prompt)
+        objective = with_examples(ctx, ctx.task, node.text, prompt.max_examples_tokens * prompt.chars_per_token)
+        messages = build_cot_messages(objective, node.text, node.url, history, config=prompt)
         # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)

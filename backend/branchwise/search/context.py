@@ -20,7 +20,7 @@ from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore
 from .backtrack import Backtracker
-from .examples import ExampleIndex
+from .examples import ExampleIndex, RetrievalConfig, examples_block, fit_examples, load_examples, site_of
 from .generate import HistoryEntry
 from .roles import ModelRoles
 from .snapshot import retarget, state_key
@@ -53,6 +53,11 @@ class SearchContext:
     url_check: UrlCheck | None = None
     # Past steps to show the retrieval prompt variation; None when there are none.
     examples: ExampleIndex | None = None
+    # Retrieved steps in every strategy's prompt (--examples), not only in action_aware's retrieval variation.
+    use_examples: bool = False
+    # What demonstrations of this run's site are kept by (`examples.site_of` the start page, or the eval's
+    # `sandbox:<site>`); "" before the first observation.
+    site: str = ""
     # The run's typed secrets: masked in every action text and scrubbed from thoughts (safety/secrets.py).
     secrets: SecretKeeper = field(default_factory=SecretKeeper)
     # The run store, for strategies that learn from earlier runs (retrieved examples); None: nothing is stored.
@@ -90,6 +95,24 @@ class SearchStrategy(Protocol):
     async def search(self, ctx: SearchContext) -> SearchOutcome: ...
 
 
+async def ensure_examples(ctx: SearchContext, config: RetrievalConfig) -> None:
+    """Load the retrieval pool once per run (finished runs and the site's demonstrations), saying what it holds."""
+    if ctx.store is None or ctx.examples is not None:
+        return
+    ctx.examples = await load_examples(ctx.store, config, ctx.run_id, ctx.site)
+    if ctx.examples is not None:
+        await ctx.trace.progress(f"retrieval: {len(ctx.examples)} past steps from {ctx.examples.runs} finished "
+                                 f"run(s) and {ctx.examples.demos} demonstration(s) of {ctx.site or 'no site'}")
+
+
+def with_examples(ctx: SearchContext, objective: str, observation: str, max_chars: int) -> str:
+    """`objective` followed by the retrieved steps most like it and the page, within `max_chars` (--examples)."""
+    if not ctx.use_examples or ctx.examples is None:
+        return objective
+    block = fit_examples(examples_block(ctx.examples.top(ctx.task, observation)), max_chars)
+    return f"{objective}\n{block}" if block else objective
+
+
 def node_from_view(view: EnvView, **fields: object) -> Node:
     node = Node(id=-1, parent_id=None, depth=0, url=view.url, title=view.title, text=view.text, page=view.page,
                 tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view),
@@ -108,7 +131,10 @@ async def start_node(ctx: SearchContext) -> Node:
         ctx.state.current = root.id
         await ctx.trace.node(root)
     await ctx.trace.at(ctx.env.tab_id)
-    return tree[ctx.state.current]
+    start = tree[ctx.state.current]
+    # The site is known once the start page is (the eval names its sandbox copies itself: their ports change).
+    ctx.site = ctx.site or site_of(start.url)
+    return start
 
 
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:

@@ -1,24 +1,26 @@
-"""Retrieved past examples for one of the prompt variations (WebOperator's third context variation).
+"""Retrieved past examples for the prompts (WebOperator's third context variation; every strategy's with --examples).
 
-The pool is the chosen path of every finished run in the run store: (goal, page, thought, action) per step. A step is
-retrieved by how much its goal and its page resemble the current task and page; WebOperator embeds the two with
-all-MiniLM-L6-v2, which needs model weights this machine cannot download, so similarity here is TF-IDF cosine over
-words — cheap, deterministic and good at what matters on one site: the same words in the task and on the page.
+The pool is the chosen path of every finished run in the run store and the demonstrations learnt by exploring the
+run's site (`branchwise explore`, NNetNav): (goal, page, thought, action) per step. A step is retrieved by how much its
+goal and its page resemble the current task and page. WebOperator embeds the two with all-MiniLM-L6-v2; no embedding
+library here can load weights offline (fastembed and model2vec download them at first use, the MiniLM package needs
+torch), so similarity is BM25 (`bm25s`) over words, each side scaled by its best match so goal and page weigh alike:
+deterministic, and good at what matters on one site, the same words in the task and on the page.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+import bm25s
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..store import RunStore, TrajectoryStep
+from ..store import DemonstrationRecord, RunStore, TrajectoryStep
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,8 @@ WORD = re.compile(r"[^\W\d_]{2,}")
 # Long pages say most of what they are in their first few thousand characters; indexing all of it costs time only.
 OBSERVATION_CHARS = 4000
 THOUGHT_CHARS = 240
+# Steps of a demonstration enter the pool under this prefix and the demonstration's id.
+DEMO_PREFIX = "demo:"
 
 
 class RetrievalConfig(BaseModel):
@@ -33,6 +37,7 @@ class RetrievalConfig(BaseModel):
     k: int = Field(default=5, ge=0, description="Past steps shown to the retrieval variation (WebOperator: 5)")
     runs: int = Field(default=100, ge=1, description="How many of the newest finished runs form the pool")
     goal_weight: float = Field(default=0.5, ge=0.0, le=1.0, description="The rest of the score is page similarity")
+    demos: int = Field(default=200, ge=0, description="How many of the site's newest demonstrations join the pool")
 
 
 @dataclass(frozen=True)
@@ -48,38 +53,45 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-class _Vectors:
-    """TF-IDF vectors of a fixed set of documents, and the same weighting for a query."""
+class _Bm25:
+    """BM25 scores of a fixed set of documents for a query, scaled so the best match scores 1 (0 when none match)."""
 
     def __init__(self, documents: Sequence[list[str]]) -> None:
-        counts = [Counter(doc) for doc in documents]
-        frequency = Counter(word for count in counts for word in count)
-        total = len(documents)
-        self.idf = {word: math.log((1 + total) / (1 + df)) + 1.0 for word, df in frequency.items()}
-        self.vectors = [self._weigh(count) for count in counts]
-
-    def _weigh(self, count: Counter[str]) -> dict[str, float]:
-        vector = {word: (1 + math.log(n)) * self.idf.get(word, 0.0) for word, n in count.items()}
-        norm = math.sqrt(sum(v * v for v in vector.values()))
-        return {word: v / norm for word, v in vector.items()} if norm else {}
+        self.size = len(documents)
+        self.retriever = bm25s.BM25()
+        if self.size:
+            # bm25s indexes a tokenized corpus; an empty document is one token no query has, so indices stay aligned.
+            tokens = bm25s.tokenization.Tokenized(*_vocabulary([doc or ["\x00"] for doc in documents]))
+            self.retriever.index(tokens, show_progress=False)
 
     def similarities(self, query: list[str]) -> list[float]:
-        q = self._weigh(Counter(query))
-        return [sum(weight * vector.get(word, 0.0) for word, weight in q.items()) for vector in self.vectors]
+        if not query or not self.size:
+            return [0.0] * self.size
+        scores = [float(x) for x in self.retriever.get_scores(query)]
+        best = max(scores, default=0.0)
+        return [x / best if best > 0 else 0.0 for x in scores]
+
+
+def _vocabulary(documents: Sequence[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(word, len(vocab)) for word in doc] for doc in documents]
+    return ids, vocab
 
 
 class ExampleIndex:
     def __init__(self, steps: Iterable[TrajectoryStep], config: RetrievalConfig | None = None) -> None:
         self.config = config or RetrievalConfig()
         steps = [s for s in steps if s.action_text]
-        self.runs = len({s.run_id for s in steps})
+        sources = {s.run_id for s in steps}
+        self.demos = sum(source.startswith(DEMO_PREFIX) for source in sources)
+        self.runs = len(sources) - self.demos
         # The same step of the same task is one example, however many runs took it.
         unique: dict[tuple[str, str, str], TrajectoryStep] = {}
         for s in steps:
             unique.setdefault((s.task, s.action_text, s.url), s)
         self.steps = list(unique.values())
-        self._goals = _Vectors([words(s.task) for s in self.steps])
-        self._pages = _Vectors([words(s.observation_text[:OBSERVATION_CHARS]) for s in self.steps])
+        self._goals = _Bm25([words(s.task) for s in self.steps])
+        self._pages = _Bm25([words(s.observation_text[:OBSERVATION_CHARS]) for s in self.steps])
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -124,14 +136,30 @@ def fit_examples(block: str, max_chars: int) -> str:
     return "\n".join([heading, *examples]) if examples else ""
 
 
-async def load_examples(store: RunStore, config: RetrievalConfig, exclude_run: str) -> ExampleIndex | None:
-    """The pool from the store's finished runs, built off the event loop; None when retrieval is off or the store
-    cannot be read (a run without examples is still a run)."""
+def site_of(url: str) -> str:
+    """What demonstrations are kept by: the address's host (with its port), lower-cased; "" without one."""
+    return urlsplit(url).netloc.lower()
+
+
+def demo_steps(demos: Iterable[DemonstrationRecord]) -> list[TrajectoryStep]:
+    """Demonstrations as steps of the pool: the instruction is the goal, each step's page, thought and action."""
+    return [TrajectoryStep(run_id=f"{DEMO_PREFIX}{demo.demo_id}", task=demo.instruction, position=k, url=step.url,
+                           observation_text=step.observation_text, thought=step.thought, action_text=step.action_text)
+            for demo in demos for k, step in enumerate(demo.steps, start=1)]
+
+
+async def load_examples(store: RunStore, config: RetrievalConfig, exclude_run: str,
+                        site: str = "") -> ExampleIndex | None:
+    """The pool from the store's finished runs and `site`'s demonstrations, built off the event loop; None when
+    retrieval is off or the store cannot be read (a run without examples is still a run)."""
     if config.k == 0:
         return None
 
     def build() -> ExampleIndex:
-        return ExampleIndex(store.finished_trajectories(config.runs, exclude_run=exclude_run), config)
+        steps = store.finished_trajectories(config.runs, exclude_run=exclude_run)
+        if site:
+            steps += demo_steps(store.demonstrations(site, limit=config.demos))
+        return ExampleIndex(steps, config)
 
     try:
         return await asyncio.to_thread(build)

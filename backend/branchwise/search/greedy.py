@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import ActionParseError, Stop, parse_response
 from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .context import SearchContext, SearchOutcome, record_step, start_node
+from .context import SearchContext, SearchOutcome, ensure_examples, record_step, start_node, with_examples
+from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
@@ -35,6 +36,8 @@ class GreedyConfig(BaseModel):
     max_invalid_in_a_row: int = Field(default=3, ge=1)
     temperature: float = 1.0
     prompt: PromptConfig = PromptConfig()
+    # With --examples: the retrieved steps shown in every prompt.
+    retrieval: RetrievalConfig = RetrievalConfig()
 
 
 class GreedySearch:
@@ -47,6 +50,8 @@ class GreedySearch:
     async def search(self, ctx: SearchContext) -> SearchOutcome:
         tree, config = ctx.state.tree, self.config
         root = await start_node(ctx)
+        if ctx.use_examples:
+            await ensure_examples(ctx, config.retrieval)
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
         invalid_in_a_row = 0
@@ -57,8 +62,9 @@ class GreedySearch:
             if node.status == "open":
                 node.status = "expanded"
                 await ctx.trace.node(node)
-            messages = build_cot_messages(ctx.task, node.text, node.url, previous,
-                                          config=config.prompt.fitted(ctx.roles.policy.config))
+            prompt = config.prompt.fitted(ctx.roles.policy.config)
+            objective = with_examples(ctx, ctx.task, node.text, prompt.max_examples_tokens * prompt.chars_per_token)
+            messages = build_cot_messages(objective, node.text, node.url, previous, config=prompt)
             completion = await ctx.roles.policy.complete(messages, temperature=config.temperature)
             try:
                 parsed = parse_response(completion.text)

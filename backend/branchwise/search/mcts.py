@@ -36,7 +36,16 @@ from ..actions import ActionParseError, Scroll, Stop, parse_response
 from ..core.classes import ActionClass
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
+from .context import (
+    SearchContext,
+    SearchOutcome,
+    classify_candidates,
+    ensure_examples,
+    history_of,
+    start_node,
+    with_examples,
+)
+from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .generate import history_text
 from .puct import NEW_CHILD, Stats, backpropagate, best_node, select
@@ -97,6 +106,8 @@ class MctsConfig(BaseModel):
     history: int = Field(default=5, ge=0)
     prompt: PromptConfig = PromptConfig()
     agents: WebPilotPrompts = WebPilotPrompts()
+    # With --examples: the retrieved steps shown in every Explorer prompt.
+    retrieval: RetrievalConfig = RetrievalConfig()
 
 
 class MctsSearch:
@@ -151,6 +162,8 @@ class _Run:
     async def go(self) -> SearchOutcome:
         ctx, config = self.ctx, self.config
         here = await start_node(ctx)
+        if ctx.use_examples:
+            await ensure_examples(ctx, config.retrieval)
         plan = await self._plan(here, "")
         done: list[str] = []
         attempts: Counter[str] = Counter()
@@ -345,7 +358,8 @@ class _Run:
             reflections.append(sub.reflections[node.id].child)
         reflections += [sub.reflections[c].sibling for c in node.children if c in sub.reflections]
         reflections.append(sub.note)
-        objective = explorer_objective(ctx.task, sub.subtask, reflections, tried)
+        objective = with_examples(ctx, explorer_objective(ctx.task, sub.subtask, reflections, tried), node.text,
+                                  self.prompt.max_examples_tokens * self.prompt.chars_per_token)
         history = history_text(history_of(ctx, node), config.history,
                                self.prompt.max_history_tokens * self.prompt.chars_per_token)
         messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt)

@@ -19,19 +19,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..chat_model import fill_template, load_prompt
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
-from ..policy.prompts import PromptConfig, newest_lines, truncate_observation
+from ..policy.prompts import PromptConfig, newest_lines, observation_within
+from ..policy.replies import DECOR, last_field
 
-_DECOR = r"[\s*_#>`\"'“”‘’-]*"
 # Markdown around a plan's items (bold, headings, bullets), not quotes: an item may end with one.
 _MARKUP = r"[\s*_#>-]*"
 _SUBTASK = re.compile(rf"{_MARKUP}subtask\s*(\d+)\s*{_MARKUP}[:.)]\s*", re.I)
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+)$", re.M)
-_EXTRACT = re.compile(rf"^{_DECOR}(?:\(extract\)|extract\b)\s*[:\-–]?\s*", re.I)
+_EXTRACT = re.compile(rf"^{DECOR}(?:\(extract\)|extract\b)\s*[:\-–]?\s*", re.I)
 _SCORE = r"(\d+(?:\.\d+)?)(?:\s*/\s*10)?"
-_EFFECTIVENESS = re.compile(rf"^{_DECOR}effectiveness{_DECOR}[:：=]{_DECOR}{_SCORE}", re.I | re.M)
-_FUTURE = re.compile(rf"^{_DECOR}future\s+promise{_DECOR}[:：=]{_DECOR}{_SCORE}", re.I | re.M)
-_COMPLETE = re.compile(rf"^{_DECOR}complete{_DECOR}[:：=]{_DECOR}(yes|no|true|false)\b", re.I | re.M)
-_FIELD = r"^{d}{name}{d}[:：=]\s*(.*)$"
+_EFFECTIVENESS = re.compile(rf"^{DECOR}effectiveness{DECOR}[:：=]{DECOR}{_SCORE}", re.I | re.M)
+_FUTURE = re.compile(rf"^{DECOR}future\s+promise{DECOR}[:：=]{DECOR}{_SCORE}", re.I | re.M)
+_COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|false)\b", re.I | re.M)
 _NOT_AVAILABLE = re.compile(r"^\W*(n/?a|none|not (?:found|available|shown))\b", re.I)
 NO_ACTIONS = "(none yet)"
 
@@ -87,8 +86,7 @@ def _messages(name: str, values: dict[str, str]) -> list[ChatMessage]:
 
 
 def _page(observation: str, config: WebPilotPrompts) -> str:
-    limit = PromptConfig(max_observation_tokens=config.max_observation_tokens)
-    return truncate_observation(observation, limit).rstrip()
+    return observation_within(observation, config.max_observation_tokens)
 
 
 def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
@@ -178,14 +176,10 @@ def parse_plan(text: str) -> list[Subtask]:
     return [s for s in items if s is not None]
 
 
-def _field(text: str, name: str) -> str | None:
-    found = re.findall(_FIELD.format(d=_DECOR, name=name), text, re.I | re.M)
-    return found[-1].strip().strip("*_`\"").strip() if found else None
-
 
 def parse_reflection(text: str) -> Reflection:
     """The three lines; a missing one is empty, and a reply with none of them is taken whole as the effect."""
-    effect, child, sibling = (_field(text, n) for n in ("effect", r"child\s+reflection", r"sibling\s+reflection"))
+    effect, child, sibling = (last_field(text, n) for n in ("effect", r"child\s+reflection", r"sibling\s+reflection"))
     if effect is None and child is None and sibling is None:
         return Reflection(" ".join(text.split())[:400], "", "")
     return Reflection(effect or "", child or "", sibling or "")
@@ -204,12 +198,12 @@ def parse_control(text: str) -> Control | None:
     verdicts = _COMPLETE.findall(text)
     if not verdicts:
         return None
-    return Control(verdicts[-1].lower() in ("yes", "true"), _field(text, "reflection") or "")
+    return Control(verdicts[-1].lower() in ("yes", "true"), last_field(text, "reflection") or "")
 
 
 def parse_extraction(text: str) -> Extraction:
     """`Answer: ...` (N/A: not there) or `Scroll: down|up`; the last of them wins."""
-    answer, scroll = _field(text, "answer"), _field(text, "scroll")
+    answer, scroll = last_field(text, "answer"), last_field(text, "scroll")
     last_answer = text.lower().rfind("answer:")
     if scroll is not None and text.lower().rfind("scroll:") > last_answer:
         direction = scroll.lower().split()[0] if scroll.split() else ""

@@ -5,6 +5,8 @@ from .records import (
     AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
+    DemonstrationRecord,
+    DemoStep,
     NodeRecord,
     RunRecord,
     RunSummary,
@@ -13,7 +15,7 @@ from .records import (
     UsageRecord,
     ValueRecord,
 )
-from .render import format_audit, format_node, format_run, format_runs
+from .render import format_audit, format_demos, format_node, format_run, format_runs
 from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
 from .writer import RecordLost, RunWriter
 
@@ -22,6 +24,8 @@ __all__ = [
     "AuditRecord",
     "BacktrackRecord",
     "ClassificationRecord",
+    "DemoStep",
+    "DemonstrationRecord",
     "NodeRecord",
     "RecordLost",
     "RunNotFound",
@@ -35,6 +39,7 @@ __all__ = [
     "ValueRecord",
     "default_store_path",
     "format_audit",
+    "format_demos",
     "format_node",
     "format_run",
     "format_runs",

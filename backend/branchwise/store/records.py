@@ -174,6 +174,29 @@ class TrajectoryStep(_Record):
     action_text: str = ""
 
 
+class DemoStep(_Record):
+    """One step of a demonstration: the page it was taken on, why, and what was done."""
+
+    url: str
+    observation_text: str = ""
+    thought: str = ""
+    action_text: str
+
+
+class DemonstrationRecord(_Record):
+    """What exploring a site taught (NNetNav): an instruction and the steps that accomplish it, ending with `stop`.
+    `site` is what retrieval matches runs by (a host, or `sandbox:<name>` for the eval's sandbox copies)."""
+
+    demo_id: int | None = None
+    site: str
+    instruction: str
+    steps: list[DemoStep]
+    # The outcome reward model's score (1–5) and the persona the episode explored as.
+    score: float
+    persona: str = ""
+    created_at: datetime = Field(default_factory=utc_now)
+
+
 class RunSummary(_Record):
     """One line of `branchwise runs`: counts only, so listing never reads observations."""
 

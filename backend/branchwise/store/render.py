@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from .records import AuditRecord, ClassificationRecord, NodeRecord, RunSummary, StoredRun, UsageRecord
+from .records import (
+    AuditRecord,
+    ClassificationRecord,
+    DemonstrationRecord,
+    NodeRecord,
+    RunSummary,
+    StoredRun,
+    UsageRecord,
+)
 
 TRAJECTORY_MARK = "★"
 
@@ -35,6 +43,22 @@ def format_runs(summaries: Sequence[RunSummary]) -> str:
             for s in summaries]
     header = ("ID", "STARTED", "STRATEGY", "STATUS", "NODES", "BT C/A", "TASK", "ANSWER")
     return "\n".join(_table(header, rows, right=frozenset({4, 5})))
+
+
+def format_demos(demos: Sequence[DemonstrationRecord], sites: Mapping[str, int], site: str | None) -> str:
+    """`branchwise show --demos [SITE]`: each demonstration's instruction, score and steps; without demonstrations,
+    which sites have some."""
+    if not demos:
+        where = f" for {site}" if site else ""
+        known = ", ".join(f"{name} ({n})" for name, n in sites.items())
+        return (f"No demonstrations{where} yet: `branchwise explore URL` learns some."
+                + (f" Sites with demonstrations: {known}." if known else ""))
+    lines = []
+    for demo in demos:
+        lines.append(f"#{demo.demo_id} [{demo.site}] {demo.instruction} (score {demo.score:g}/5, "
+                     f"{_when(demo.created_at)}" + (f", as {demo.persona}" if demo.persona else "") + ")")
+        lines += [f"    {k}. {step.action_text}  — {step.url}" for k, step in enumerate(demo.steps, start=1)]
+    return "\n".join(lines)
 
 
 def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:

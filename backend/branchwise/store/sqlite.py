@@ -26,6 +26,8 @@ from .records import (
     AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
+    DemonstrationRecord,
+    DemoStep,
     NodeRecord,
     RunRecord,
     RunSummary,
@@ -38,7 +40,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -159,6 +161,19 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE runs ADD COLUMN tab_id INTEGER",
         "ALTER TABLE runs ADD COLUMN current_node INTEGER",
+    ),
+    # 4: demonstrations learnt by exploring a site (branchwise explore), read by retrieval and listed by site.
+    (
+        """CREATE TABLE IF NOT EXISTS demonstrations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            site TEXT NOT NULL,
+            instruction TEXT NOT NULL,
+            steps TEXT NOT NULL,
+            score REAL NOT NULL,
+            persona TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS demonstrations_site ON demonstrations (site, id)",
     ),
 )
 
@@ -399,6 +414,31 @@ class RunStore:
                     (record.run_id, record.node_id, record.kind, record.score, record.method,
                      json.dumps(record.samples)))
 
+    def add_demonstration(self, record: DemonstrationRecord) -> int:
+        """Store a demonstration; returns its id."""
+        with self._lock:
+            cursor = self._conn.execute(
+                "INSERT INTO demonstrations (site, instruction, steps, score, persona, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (record.site, record.instruction, json.dumps([step.model_dump() for step in record.steps]),
+                 record.score, record.persona, _ts(record.created_at)))
+            return int(cursor.lastrowid or 0)
+
+    def demonstrations(self, site: str | None = None, limit: int | None = None) -> list[DemonstrationRecord]:
+        """A site's demonstrations (every site's without one), newest first."""
+        where, params = ("WHERE site = ?", [site]) if site is not None else ("", [])
+        rows = self._read(f"SELECT * FROM demonstrations {where} ORDER BY id DESC LIMIT ?",
+                          [*params, -1 if limit is None else max(limit, 0)])
+        return [DemonstrationRecord(demo_id=r["id"], site=r["site"], instruction=r["instruction"],
+                                    steps=[DemoStep.model_validate(step) for step in json.loads(r["steps"])],
+                                    score=r["score"], persona=r["persona"], created_at=_dt(r["created_at"]))
+                for r in rows]
+
+    def demo_sites(self) -> dict[str, int]:
+        """Every site with demonstrations, and how many."""
+        rows = self._read("SELECT site, COUNT(*) AS n FROM demonstrations GROUP BY site ORDER BY site")
+        return {r["site"]: r["n"] for r in rows}
+
     def add_backtrack(self, record: BacktrackRecord) -> None:
         self._write("INSERT INTO backtracks (run_id, source, target, mode, outcome, reason, replayed_actions, "
                     "env_actions, wall_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -475,12 +515,14 @@ class RunStore:
 
     def finished_trajectories(self, runs: int = 100, exclude_run: str | None = None) -> list[TrajectoryStep]:
         """The chosen path of the newest finished runs, one row per step: the page it was taken on and what was done.
-        Oldest run first, steps in order; what retrieval of past examples reads."""
+        Oldest run first, steps in order; what retrieval of past examples reads. Exploration episodes are left out:
+        what they taught is in their demonstrations."""
         rows = self._read(
             """SELECT r.run_id, r.task, t.position, parent.url, parent.observation_text, child.thought,
                       child.action_text
                FROM (SELECT run_id, task, started_at, rowid AS seq FROM runs
-                     WHERE status = 'finished' AND run_id != ? ORDER BY started_at DESC, rowid DESC LIMIT ?) r
+                     WHERE status = 'finished' AND run_id != ? AND strategy != 'explore'
+                     ORDER BY started_at DESC, rowid DESC LIMIT ?) r
                JOIN trajectory t ON t.run_id = r.run_id AND t.position > 0
                JOIN trajectory tp ON tp.run_id = r.run_id AND tp.position = t.position - 1
                JOIN nodes child ON child.run_id = r.run_id AND child.node_id = t.node_id

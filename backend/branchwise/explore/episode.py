@@ -1,0 +1,209 @@
+"""One NNetNav exploration episode as a search strategy: the run lifecycle (store, network gate, usage, an end with a
+reason) is the agent's own; what differs is the objective (a persona), what may run, and what is learnt.
+
+After each action the summariser says what changed; every `relabel_every` actions the labeller names the instruction
+the steps so far carry out and the outcome reward model scores them 1–5: below `min_score` the episode is pruned
+(it ends), otherwise that prefix is kept. At the end each kept prefix's steps get the reasoning an agent following its
+instruction would have had (relabelled), and a `stop` with the answer closes it.
+
+Safe by construction: only actions the classifier calls safe or navigation run (anything else is refused without
+asking anyone, and the model is told why), controls that sign up, sign in or subscribe are never used, the network
+gate holds every mutating request (the runner's approver refuses them), and the tab waits `delay_s` after each action.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..actions import Action, ActionParseError, Stop, parse_response
+from ..core.classes import ActionClass
+from ..observation import PageView
+from ..policy.prompts import PromptConfig, build_cot_messages
+from ..search.context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
+from ..search.frontier import FrontierItem
+from ..search.generate import history_text
+from ..search.step import advance
+from ..search.tree import Node
+from ..search.validate import mistake_of, validate_action
+from ..store import DemonstrationRecord, DemoStep
+from .nnetnav import (
+    Label,
+    NNetNavPrompts,
+    Step,
+    explore_objective,
+    label_messages,
+    parse_change,
+    parse_label,
+    parse_relabel,
+    parse_score,
+    relabel_messages,
+    reward_messages,
+    summary_messages,
+)
+
+log = logging.getLogger(__name__)
+
+# Controls exploring never uses, whatever the classifier says: NNetNav's live-site rule (no sign-up, no sign-in).
+ACCOUNT_CONTROLS = re.compile(r"\b(sign[\s-]?(?:up|in|on)|log[\s-]?in|register|subscribe|newsletter|"
+                              r"create (?:an |your )?account|join)\b", re.I)
+
+
+class ExploreConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    # NNetNav explored up to 40 steps; a small local model needs a minute a step.
+    max_steps: int = Field(default=12, ge=1)
+    relabel_every: int = Field(default=4, ge=1)
+    min_score: int = Field(default=4, ge=1, le=5)
+    # Seconds the tab rests after each action (NNetNav: at least 0.5 s on live sites).
+    delay_s: float = Field(default=0.5, ge=0.0)
+    max_invalid_in_a_row: int = Field(default=3, ge=1)
+    temperature: float = 1.0
+    history: int = Field(default=5, ge=0)
+    prompt: PromptConfig = PromptConfig()
+    judges: NNetNavPrompts = NNetNavPrompts()
+
+
+@dataclass(frozen=True)
+class _Kept:
+    label: Label
+    score: int
+    # How many of the episode's steps the instruction covers.
+    length: int
+
+
+def account_control(action: Action, page: PageView | None) -> str | None:
+    """Why `action` must not run while exploring (it uses a sign-up, sign-in or subscribe control), or None."""
+    element_id = action.element_id
+    if element_id is None or page is None or element_id not in page.elements:
+        return None
+    name = page.elements[element_id].name
+    if ACCOUNT_CONTROLS.search(name):
+        return f"exploring never uses sign-up, sign-in or subscribe controls ('{name}')"
+    return None
+
+
+class ExploreEpisode:
+    """A strategy outside the registry: `branchwise explore` runs it through the agent for each episode."""
+
+    name = "explore"
+    backtracks = False
+
+    def __init__(self, config: ExploreConfig, persona: str, site: str) -> None:
+        self.config = config
+        self.persona = persona
+        self.site = site
+        self.demos: list[DemonstrationRecord] = []
+        self.pruned = ""
+
+    async def search(self, ctx: SearchContext) -> SearchOutcome:
+        config, tree = self.config, ctx.state.tree
+        node = await start_node(ctx)
+        objective = explore_objective(self.persona, self.site)
+        prompt = config.prompt.fitted(ctx.roles.policy.config)
+        path: list[Node] = [node]
+        steps: list[Step] = []
+        kept: list[_Kept] = []
+        previous: str | None = None
+        invalid = 0
+        while len(steps) < config.max_steps and invalid < config.max_invalid_in_a_row and not self.pruned:
+            history = history_text(history_of(ctx, node), config.history,
+                                   prompt.max_history_tokens * prompt.chars_per_token)
+            note = f"\nLAST ATTEMPT: {previous}" if previous else ""
+            messages = build_cot_messages(objective + note, node.text, node.url, history, config=prompt)
+            text = (await ctx.roles.policy.complete(messages, temperature=config.temperature)).text
+            try:
+                parsed = parse_response(text)
+            except ActionParseError as exc:
+                ctx.roles.policy.noted("unparseable")
+                invalid, previous = invalid + 1, f"your answer had no valid action ({exc})"
+                continue
+            action = parsed.action
+            if isinstance(action, Stop):
+                break
+            checked = await self._check(ctx, node, action)
+            if not isinstance(checked, ActionClass):  # (ActionClass is a str enum: test for it, not for str)
+                await ctx.trace.progress(f"not exploring `{action.to_text()}`: {checked}")
+                invalid, previous = invalid + 1, f"`{action.to_text()}` was not run: {checked}"
+                continue
+            item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
+                                action_class=checked, reward=0.0, thought=parsed.thought.strip())
+            step = await advance(ctx, node, item, recognise_revisits=False)
+            if step.node is None or step.node.status == "dead":
+                invalid, previous = invalid + 1, f"`{item.action_text}` failed"
+                continue
+            invalid, previous = 0, None
+            child = step.node
+            summary = await ctx.roles.plans.complete(
+                summary_messages(node.url, node.text, item.action_text, child.url, child.text, config.judges),
+                temperature=0.0)
+            steps.append(Step(node.url, item.action_text, parse_change(summary.text)))
+            node = child
+            path.append(node)
+            if config.delay_s:
+                await asyncio.sleep(config.delay_s)
+            if len(steps) % config.relabel_every == 0:
+                judged = await self._judge(ctx, steps, node)
+                if judged is not None:
+                    kept.append(judged)
+        await ctx.trace.chose([n.id for n in tree.lineage(node.id)])
+        for prefix in kept:
+            self.demos.append(await self._demonstration(ctx, prefix, path, steps))
+        ending = f"; pruned: {self.pruned}" if self.pruned else ""
+        return SearchOutcome("finished", answer=f"{len(self.demos)} demonstration(s) from {len(steps)} step(s)",
+                             reason=f"explored as {self.persona}{ending}")
+
+    async def _check(self, ctx: SearchContext, node: Node, action: Action) -> ActionClass | str:
+        """The class of an action that may run while exploring, or why it may not."""
+        refusal = validate_action(action, node.page, node.space)
+        if refusal is not None:
+            ctx.roles.policy.noted(mistake_of(action, node.page))
+            return refusal
+        account = account_control(action, node.page)
+        if account is not None:
+            return account
+        [classification] = await classify_candidates(ctx, node, [action])
+        await ctx.trace.classified(node.id, action.to_text(), classification, action)
+        if not classification.action_class.runs_freely:
+            return (f"it is {classification.action_class.value} ({'; '.join(classification.reasons)}): exploring "
+                    "only runs actions that change nothing")
+        return classification.action_class
+
+    async def _judge(self, ctx: SearchContext, steps: list[Step], node: Node) -> _Kept | None:
+        """Label the steps so far and score them; a low score (or no readable label) prunes the episode."""
+        judges = self.config.judges
+        text = (await ctx.roles.plans.complete(label_messages(self.site, steps, node.url, node.text, judges),
+                                               temperature=0.0)).text
+        label = parse_label(text)
+        if label is None:
+            ctx.roles.plans.noted("unreadable_verdict")
+            self.pruned = f"no instruction could be read for the first {len(steps)} steps"
+            return None
+        text = (await ctx.roles.value.complete(reward_messages(label.instruction, steps, node.url, node.text, judges),
+                                               temperature=0.0)).text
+        score = parse_score(text)
+        if score is None:
+            ctx.roles.value.noted("unreadable_verdict")
+        await ctx.trace.progress(f"after {len(steps)} steps: “{label.instruction}”, score {score or '?'} of 5")
+        if score is None or score < self.config.min_score:
+            self.pruned = f"“{label.instruction}” scored {score or 'unreadable'} (< {self.config.min_score})"
+            return None
+        return _Kept(label, score, len(steps))
+
+    async def _demonstration(self, ctx: SearchContext, kept: _Kept, path: list[Node],
+                             steps: list[Step]) -> DemonstrationRecord:
+        prefix = steps[: kept.length]
+        text = (await ctx.roles.plans.complete(relabel_messages(kept.label.instruction, prefix, self.config.judges),
+                                               temperature=0.0)).text
+        reasons = parse_relabel(text, len(prefix))
+        demo_steps = [DemoStep(url=path[k].url, observation_text=path[k].text, thought=reasons[k],
+                               action_text=step.action) for k, step in enumerate(prefix)]
+        last = path[kept.length]
+        demo_steps.append(DemoStep(url=last.url, observation_text=last.text, thought="The instruction is carried out.",
+                                   action_text=Stop(kept.label.answer or "done").to_text()))
+        return DemonstrationRecord(site=self.site, instruction=kept.label.instruction, steps=demo_steps,
+                                   score=kept.score, persona=self.persona)

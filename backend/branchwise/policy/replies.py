@@ -1,0 +1,16 @@
+"""Reading labelled lines out of models' free-text replies (`Score: 4`, `**Answer:** $12.99`): small models decorate
+them with markdown and quotes, and repeat the format before they answer, so the last such line counts."""
+
+from __future__ import annotations
+
+import re
+
+# Markdown decorations and quotes models put around a label and its value: bold, headings, quotes, bullets.
+DECOR = r"[\s*_#>`\"'“”‘’-]*"
+
+
+def last_field(text: str, name: str) -> str | None:
+    """The value of the last `name:` line (`name` is a regular expression), stripped of decorations; None without
+    one."""
+    found = re.findall(rf"^{DECOR}{name}{DECOR}[:：=]\s*(.*)$", text, re.I | re.M)
+    return found[-1].strip().strip("*_`\"").strip() if found else None

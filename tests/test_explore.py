@@ -1,0 +1,120 @@
+"""NNetNav's exploration (explore/): the agents' readers, what an episode may run, where it is judged, pruning, and the
+demonstrations it leaves, on the small fake site.
+
+Home ([1] Books, [2] About, [3] Contact, [4] button Subscribe) -> Books ([1] Home, [2] Orchard, [3] button Buy all) ->
+Orchard ([2] 'Published 1997'). The policy model's client answers the explorer and the summariser, labeller and
+relabeller; the value model's, the outcome reward model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from branchwise.actions import Click
+from branchwise.explore.episode import ExploreConfig, ExploreEpisode, account_control
+from branchwise.explore.nnetnav import (
+    Label,
+    NNetNavPrompts,
+    Step,
+    explore_objective,
+    label_messages,
+    parse_change,
+    parse_label,
+    parse_relabel,
+    parse_score,
+)
+
+from fake_models import Call
+from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, SiteRun, act, page_of, search_site
+
+SUMMARY, LABEL, REWARD, RELABEL = ("state-change summariser", "instruction labeller", "outcome reward model",
+                                   "writing a demonstration")
+
+
+def role(call: Call) -> str:
+    head = call.messages[0].content.splitlines()[0]
+    return next((name for name in (SUMMARY, LABEL, REWARD, RELABEL) if name in head), "explorer")
+
+
+def test_readers_take_the_last_labelled_line_and_tolerate_decoration() -> None:
+    assert parse_change("The Books list opened.\nState change: **a list of books appeared**") == (
+        "a list of books appeared")
+    assert parse_change("The page   scrolled.") == "The page scrolled."
+    assert parse_label("Instruction: Find the year\nAnswer: 1997") == Label("Find the year", "1997")
+    assert parse_label("**Instruction:** Open the books\nAnswer: N/A") == Label("Open the books", "")
+    assert parse_label("I am not sure what this was.") is None
+    assert parse_score("Mostly on task.\nScore: 4/5") == 4
+    assert parse_score("Score: 7") is None and parse_score("no score") is None
+    assert parse_relabel("Step 1: Books hold the book\nstep 3: done\nStep 1: the Books link", 3) == [
+        "the Books link", "", "done"]
+
+
+def test_the_labeller_sees_every_step_with_what_it_changed_and_the_objective_names_the_persona() -> None:
+    steps = [Step(HOME_URL, "click [1]", "the Books list opened"), Step(BOOKS_URL, "click [2]", "a book page")]
+    user = label_messages("books.example", steps, ORCHARD_URL, PAGES[ORCHARD_URL].text, NNetNavPrompts())[1].content
+    assert "1. click [1] (on https://books.example/) -> the Books list opened" in user
+    assert "'Published 1997'" in user
+    objective = explore_objective("a careful reader", "books.example")
+    assert "as a careful reader would" in objective and "Do not sign up, sign in, buy" in objective
+
+
+def test_sign_up_sign_in_and_subscribe_controls_are_never_used() -> None:
+    home = PAGES[HOME_URL]
+    assert account_control(Click(4), home) is not None  # button 'Subscribe'
+    assert account_control(Click(1), home) is None
+
+
+def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5,
+                **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
+    queues = {url: list(answers) for url, answers in moves.items()}
+    prompts: list[Call] = []
+
+    def policy(call: Call) -> str:
+        kind = role(call)
+        if kind == "explorer":
+            prompts.append(call)
+            queue = queues[page_of(call)]
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+        if kind == SUMMARY:
+            return "State change: another page opened"
+        if kind == LABEL:
+            return "Instruction: Find when The Quiet Orchard was published\nAnswer: 1997"
+        return "Step 1: The book is under Books.\nStep 2: The book's page has its date."
+
+    episode = ExploreEpisode(ExploreConfig.model_validate({"relabel_every": 2, "delay_s": 0} | config),
+                             "a careful reader", "books.example")
+    run = search_site(tmp_path, episode, policy, lambda call: f"Done well.\nScore: {score}")
+    return run, episode, prompts
+
+
+def test_an_episode_runs_only_what_changes_nothing_and_keeps_what_scored_well(tmp_path: Path) -> None:
+    run, episode, prompts = run_episode(tmp_path, {
+        HOME_URL: [act("click [4]"), act("click [1]")],
+        BOOKS_URL: [act("click [3]"), act("click [2]")],
+        ORCHARD_URL: [act("stop [done]")],
+    })
+    # Subscribe (an account control) and Buy all (destructive) were refused without asking anyone.
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert "was not run: exploring never uses sign-up, sign-in or subscribe controls" in prompts[1].last
+    assert "`click [3]` was not run: it is destructive" in prompts[3].last
+    [demo] = episode.demos
+    assert demo.site == "books.example" and demo.persona == "a careful reader" and demo.score == 5
+    assert demo.instruction == "Find when The Quiet Orchard was published"
+    assert [(s.url, s.action_text) for s in demo.steps] == [
+        (HOME_URL, "click [1]"), (BOOKS_URL, "click [2]"), (ORCHARD_URL, "stop [1997]")]
+    assert demo.steps[0].thought == "The book is under Books." and "[1] link 'Books'" in demo.steps[0].observation_text
+    assert run.outcome.answer == "1 demonstration(s) from 2 step(s)"
+
+
+def test_a_low_score_prunes_the_episode_and_keeps_nothing(tmp_path: Path) -> None:
+    run, episode, _ = run_episode(tmp_path, {
+        HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")], ORCHARD_URL: [act("click [3]")],
+    }, score=2, max_steps=6)
+    assert episode.demos == []
+    assert "scored 2 (< 4)" in episode.pruned
+    assert len(run.env.executed) == 2  # it ended at the judgement, not at the step limit
+
+
+def test_too_many_refused_actions_in_a_row_end_the_episode(tmp_path: Path) -> None:
+    run, episode, prompts = run_episode(tmp_path, {HOME_URL: [act("click [4]")]}, max_invalid_in_a_row=3)
+    assert run.env.executed == [] and len(prompts) == 3 and episode.demos == []
