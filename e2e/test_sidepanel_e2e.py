@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
@@ -22,7 +23,7 @@ from branchwise.sandbox import ShopQueries, ShopServer
 from branchwise.scripted_model import ScriptedModelServer
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.roles import ModelRoles
-from branchwise.store import NodeRecord, RunRecord, RunStore
+from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore
 
 from harness import Stack
 
@@ -48,8 +49,20 @@ def runs(stack: Stack) -> Iterator[ScriptedModelServer]:
 
 
 def text_of(driver: WebDriver, css: str) -> str:
-    found = driver.find_elements(By.CSS_SELECTOR, css)
-    return found[0].text if found else ""
+    """The first match's text, read in one script: the panel draws its runs again on every update, and an element
+    found in one call may be gone by the next."""
+    return str(driver.execute_script("return document.querySelector(arguments[0])?.innerText ?? '';", css))
+
+
+def panel_beside(stack: Stack, url: str) -> WebDriver:
+    """The user's tab at `url` (not handed over yet), then the panel in a tab of its own, connected."""
+    driver = stack.driver
+    driver.switch_to.new_window("tab")
+    driver.get(url)
+    driver.switch_to.new_window("tab")
+    driver.get(PANEL)
+    WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+    return driver
 
 
 def test_panel_shows_the_connection(stack: Stack) -> None:
@@ -92,12 +105,7 @@ def test_panel_reports_a_refused_run(stack: Stack, shop: ShopServer) -> None:
 
     stack.session.hub.start_run_handler = refuse
     try:
-        driver = stack.driver
-        driver.switch_to.new_window("tab")
-        driver.get(shop.base_url + "/")
-        driver.switch_to.new_window("tab")
-        driver.get(PANEL)
-        WebDriverWait(driver, 15).until(lambda d: text_of(d, "#status") == "Connected to the backend")
+        driver = panel_beside(stack, shop.base_url + "/")
         driver.find_element(By.ID, "task").send_keys("anything")
         driver.find_element(By.ID, "start").click()
         WebDriverWait(driver, 15).until(lambda d: "No model is configured" in text_of(d, "#problem"))
@@ -152,3 +160,39 @@ def test_a_run_a_crash_cut_short_is_offered_on_reconnect_and_resumed_from_the_pa
     assert added_to_cart(shop.config.db_path, product.id) == 1
     resumed = store.load_run("c1")
     assert resumed.run.status == "finished" and resumed.nodes[0].observation_text == page.text
+
+
+def test_the_panel_lists_what_exploring_learnt_about_the_tabs_site_and_not_another_sites(
+        stack: Stack, shop: ShopServer, tmp_path: Path) -> None:
+    site = shop.base_url.split("://", 1)[1]
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        steps = [DemoStep(url=shop.base_url + "/", action_text="click [1]"),
+                 DemoStep(url=shop.base_url + "/category/garden", action_text="stop [done]")]
+        store.add_demonstration(DemonstrationRecord(site=site, instruction="Open the Garden category", steps=steps,
+                                                    score=5))
+        store.add_demonstration(DemonstrationRecord(site="forum.example", instruction="Read the newest post",
+                                                    steps=steps, score=4))
+        with ScriptedModelServer(bundled_demo_script()) as server:
+            async def attach() -> tuple[LLMClient, RunManager]:
+                client = LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("test"), model="scripted"))
+                manager = RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
+                                     SearchAgent(ModelRoles.shared(client), stack.session.browser), EnvConfig(),
+                                     store=store)
+                manager.attach()
+                return client, manager
+
+            client, manager = stack.call(attach())
+            try:
+                driver = panel_beside(stack, shop.base_url + "/")
+                # Read in one script: the list is drawn again whenever the connection or the tab changes.
+                shown = WebDriverWait(driver, 15).until(lambda d: d.execute_script(
+                    "const s = document.getElementById('learnt');"
+                    "const items = [...document.querySelectorAll('#demos li.demo')];"
+                    "return items.length ? {site: s.dataset.site, text: s.innerText,"
+                    " listed: items.map((li) => li.querySelector('.instruction').textContent)} : null;"))
+                assert shown["site"] == site
+                assert shown["listed"] == ["Open the Garden category"]
+                assert "Learnt about this site" in shown["text"] and "2 steps, score 5/5" in shown["text"]
+            finally:
+                manager.detach()
+                stack.call(client.aclose())

@@ -12,6 +12,9 @@ const stopEl = document.getElementById("stop");
 const problemEl = document.getElementById("problem");
 const runsEl = document.getElementById("runs");
 const confirmsEl = document.getElementById("confirms");
+const learntEl = document.getElementById("learnt");
+const learntSiteEl = document.getElementById("learnt-site");
+const demosEl = document.getElementById("demos");
 
 const LABELS = { connected: "Connected to the backend", connecting: "Connecting…", disconnected: "Not connected",
   refused: "Refused by the backend", unpaired: "Not paired" };
@@ -25,6 +28,26 @@ function showStatus(connection) {
   statusEl.textContent = `${LABELS[connection.state] || connection.state}${connection.detail && !connected ? ": " + connection.detail : ""}`;
   startEl.disabled = !connected || Boolean(activeRunId);
   showRuns(shownRuns); // Resume buttons follow the connection too
+  if (connected) showDemos();
+}
+
+// "Learnt about this site": the demonstrations `branchwise explore` kept for the site of the tab a run would start on.
+async function showDemos() {
+  const tab = await targetTab().catch(() => null);
+  if (!tab || !connected) return;
+  const reply = await chrome.runtime.sendMessage({ kind: "list_demos", tabId: tab.id }).catch(() => null);
+  if (!reply || reply.error || !reply.site) {
+    learntEl.hidden = true;
+    return;
+  }
+  learntEl.hidden = false;
+  learntEl.dataset.site = reply.site;
+  learntSiteEl.textContent = reply.demos.length
+    ? `${reply.demos.length} demonstration(s) for ${reply.site}, shown to the model with --examples.`
+    : `Nothing yet for ${reply.site}: run branchwise explore on it to learn.`;
+  demosEl.replaceChildren(...reply.demos.map((demo) => el("li", { class: "demo", "data-demo-id": demo.demo_id },
+    el("span", { class: "instruction" }, demo.instruction),
+    el("span", { class: "hint" }, ` ${demo.steps} steps, score ${demo.score}/5`))));
 }
 
 function renderRun(run) {
@@ -170,5 +193,8 @@ async function init() {
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
   if (reply?.connection) showStatus(reply.connection);
 }
+
+chrome.tabs.onActivated.addListener(() => showDemos());
+chrome.tabs.onUpdated.addListener((_, change) => { if (change.url) showDemos(); });
 
 init();

@@ -167,6 +167,13 @@ async function handlePanelMessage(request) {
       const reply = await connection.request({ type: "resume_run", id: newId(), run_id: request.runId });
       return { run_id: reply.run_id };
     }
+    case "list_demos": {
+      // What `branchwise explore` learnt about the site of the panel's tab.
+      const tab = await chrome.tabs.get(request.tabId);
+      if (!/^https?:/.test(tab.url || "")) return { site: "", demos: [] };
+      const reply = await connection.request({ type: "list_demos", id: newId(), url: tab.url });
+      return { site: reply.site, demos: reply.demos };
+    }
     case "confirm_answer":
       return answerConfirm(connection, request.approvalId, request.approved);
     default:

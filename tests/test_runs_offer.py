@@ -12,12 +12,12 @@ import pytest
 from branchwise.agent.env import EnvConfig
 from branchwise.link import RunRefused
 from branchwise.models import ModelSetup
-from branchwise.protocol import ResumeRun, RunUpdate, TabInfo
+from branchwise.protocol import ListDemos, ResumeRun, RunUpdate, TabInfo
 from branchwise.runs import RunManager
 from branchwise.safety.secrets import mask_task
 from branchwise.search.agent import SearchAgent
 from branchwise.search.roles import ModelRoles
-from branchwise.store import NodeRecord, RunRecord, RunStore
+from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore
 
 from fake_models import FakeModel
 
@@ -36,6 +36,7 @@ class Hub:
     start_run_handler: object = None
     stop_run_handler: object = None
     resume_run_handler: object = None
+    list_demos_handler: object = None
 
     def add_link_listener(self, listener: object) -> object:
         return lambda: None
@@ -98,3 +99,17 @@ def test_the_newest_interruption_is_offered_first_even_for_a_run_started_long_ag
         store.finish_run("old", "interrupted")
         asyncio.run(manager(store, browser).offer())
     assert [u.run_id for u in browser.hub.link.sent] == ["old", "c", "b"]
+
+
+def test_the_panel_is_told_what_exploring_learnt_about_its_tabs_site_only(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        steps = [DemoStep(url="http://shop.test:8800/", action_text="click [1]")]
+        for site, instruction in (("shop.test:8800", "Open Garden"), ("shop.test:9900", "Open Kitchen"),
+                                  ("shop.test:8800", "Sort by price")):
+            store.add_demonstration(DemonstrationRecord(site=site, instruction=instruction, steps=steps, score=4))
+        runs = manager(store, Browser(open_tabs=(7,)))
+        listed = asyncio.run(runs.list_demos(ListDemos(url="http://shop.test:8800/category/garden?page=2")))
+        assert listed.site == "shop.test:8800"
+        assert [d.instruction for d in listed.demos] == ["Sort by price", "Open Garden"]
+        assert listed.demos[0].steps == 1 and listed.demos[0].score == 4
+        assert asyncio.run(runs.list_demos(ListDemos(url="about:blank"))).demos == []

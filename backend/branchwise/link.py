@@ -22,12 +22,14 @@ from .pairing import new_nonce, proof, tokens_match
 from .protocol import (
     Auth,
     ConfirmAnswer,
+    DemoList,
     DialogEvent,
     Envelope,
     Error,
     FromExtension,
     Hello,
     HelloOk,
+    ListDemos,
     NetworkRequest,
     Ping,
     Pong,
@@ -89,6 +91,8 @@ class LinkHandlers(Protocol):
     async def on_stop_run(self, message: StopRun) -> None: ...
 
     async def on_resume_run(self, message: ResumeRun) -> str: ...
+
+    async def on_list_demos(self, message: ListDemos) -> DemoList: ...
 
     def on_confirm_answer(self, message: ConfirmAnswer) -> None: ...
 
@@ -340,6 +344,8 @@ class ExtensionLink:
                 self._spawn(self._run_started(message, self._handlers.on_resume_run(message), "resume the run"))
             case StopRun():
                 self._spawn(self._handlers.on_stop_run(message))
+            case ListDemos():
+                self._spawn(self._demo_list(message))
             case ConfirmAnswer():
                 self._handlers.on_confirm_answer(message)
             case Error():
@@ -359,6 +365,15 @@ class ExtensionLink:
             await self._reply_error(message.id, "internal", f"could not {what}: {exc}")
             return
         await self.send(RunStarted(reply_to=message.id, run_id=run_id))
+
+    async def _demo_list(self, message: ListDemos) -> None:
+        try:
+            reply = await self._handlers.on_list_demos(message)
+        except Exception as exc:  # the panel shows why instead of waiting
+            log.warning("could not list demonstrations: %s", exc)
+            await self._reply_error(message.id, "internal", f"could not list what was learnt here: {exc}")
+            return
+        await self.send(reply.model_copy(update={"reply_to": message.id}))
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -409,6 +424,7 @@ class ExtensionHub:
         self.start_run_handler: Callable[[StartRun], Awaitable[str]] | None = None
         self.stop_run_handler: Callable[[StopRun], Awaitable[None]] | None = None
         self.resume_run_handler: Callable[[ResumeRun], Awaitable[str]] | None = None
+        self.list_demos_handler: Callable[[ListDemos], Awaitable[DemoList]] | None = None
         # Told each time an extension has connected and proved itself (the side panel's runs are offered then).
         self._link_listeners: list[Callable[[], Awaitable[None]]] = []
 
@@ -491,6 +507,11 @@ class ExtensionHub:
         if self.resume_run_handler is None:
             raise RunRefused("this backend does not resume runs from the side panel")
         return await self.resume_run_handler(message)
+
+    async def on_list_demos(self, message: ListDemos) -> DemoList:
+        if self.list_demos_handler is None:
+            raise RunRefused("this backend keeps no demonstrations (it has no run store)")
+        return await self.list_demos_handler(message)
 
     def on_confirm_answer(self, message: ConfirmAnswer) -> None:
         if not self._confirm_listeners:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 SUBPROTOCOL = "branchwise"
 
 
@@ -625,6 +625,28 @@ class ResumeRun(Envelope):
     run_id: str = Field(min_length=1, max_length=64)
 
 
+class ListDemos(Envelope):
+    """From the side panel: what `branchwise explore` learnt about the site of the tab the panel is on ("Learnt about
+    this site"). Answered with demo_list, or an error."""
+
+    type: Literal["list_demos"] = "list_demos"
+    url: str = Field(min_length=1, max_length=4000, description="The tab's address: the backend names its site")
+
+
+class DemoSummary(BaseModel):
+    demo_id: int
+    instruction: str
+    score: float = Field(description="The outcome reward model's score, 1-5")
+    steps: int = Field(description="Actions, the closing stop included")
+    persona: str = ""
+
+
+class DemoList(Envelope):
+    type: Literal["demo_list"] = "demo_list"
+    site: str = Field(description="What the demonstrations are kept by (the host with its port)")
+    demos: list[DemoSummary] = Field(default=[], description="Newest first, at most 20")
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Confirmations: the user approves or denies one flagged action (or held request) in the side panel
 
@@ -677,18 +699,19 @@ class ConfirmClosed(Envelope):
 ToExtension: TypeAlias = (
     HelloOk | Ping | Pong | Error | ListTabs | OpenTab | CloseTab | GuardTab | ActivateTab | Observe | Act | Inspect
     | ReadPage | RunUpdate | TreeUpdate | RunStarted | Done | GateTab | ReleaseRequest | ConfirmRequest | ConfirmClosed
+    | DemoList
 )
 FromExtension: TypeAlias = (
     Hello | Auth | Ping | Pong | Error | Tabs | TabOpened | Done | Observation | ActResult | ElementFactsReply
     | PageValue | NetworkRequest | TabEvent | DialogEvent | StartRun | StopRun | ResumeRun | RequestHeld | RequestSent
-    | ConfirmAnswer
+    | ConfirmAnswer | ListDemos
 )
 
 ALL_MESSAGES: tuple[type[Envelope], ...] = (
     Hello, HelloOk, Auth, Ping, Pong, Error, ListTabs, Tabs, OpenTab, TabOpened, CloseTab, GuardTab, ActivateTab, Done,
     Observe, Observation, Act, ActResult, Inspect, ElementFactsReply, RunUpdate, TreeUpdate, NetworkRequest, TabEvent,
     DialogEvent, StartRun, RunStarted, StopRun, ResumeRun, GateTab, ReleaseRequest, RequestHeld, RequestSent,
-    ConfirmRequest, ConfirmAnswer, ConfirmClosed, ReadPage, PageValue,
+    ConfirmRequest, ConfirmAnswer, ConfirmClosed, ReadPage, PageValue, ListDemos, DemoList,
 )
 
 incoming_adapter: TypeAdapter[FromExtension] = TypeAdapter(

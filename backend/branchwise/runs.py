@@ -14,16 +14,18 @@ from .browser import Browser
 from .core.status import BacktrackMode
 from .link import RunRefused
 from .models import ModelSetup
-from .protocol import ResumeRun, StartRun, StopRun, new_id
+from .protocol import DemoList, DemoSummary, ListDemos, ResumeRun, StartRun, StopRun, new_id
 from .safety.secrets import mask_task
 from .search.agent import SearchAgent
+from .search.examples import site_of
 from .search.resume import ResumePoint, Unresumable, require_open_tab, resume_point
 from .store import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
 
-# How many of the newest interrupted runs the panel is told of.
+# How many of the newest interrupted runs the panel is told of, and of a site's newest demonstrations.
 OFFERED_RUNS = 3
+LISTED_DEMOS = 20
 
 
 class RunManager:
@@ -47,12 +49,14 @@ class RunManager:
         hub.start_run_handler = self.start
         hub.stop_run_handler = self.stop
         hub.resume_run_handler = self.resume
+        hub.list_demos_handler = self.list_demos
         self._unlisten = hub.add_link_listener(self.offer)
 
     def detach(self) -> None:
         """The backend takes no more runs from the side panel through this manager."""
         hub = self.browser.hub
         hub.start_run_handler = hub.stop_run_handler = hub.resume_run_handler = None
+        hub.list_demos_handler = None
         if self._unlisten is not None:
             self._unlisten()
             self._unlisten = None
@@ -102,6 +106,16 @@ class RunManager:
         point = resume_point(await asyncio.to_thread(self.store.load_run, run_id))
         require_open_tab(point, open_tabs)
         return point
+
+    async def list_demos(self, message: ListDemos) -> DemoList:
+        """What exploring taught about the site of the panel's tab (`branchwise explore`), newest first."""
+        site = site_of(message.url)
+        if self.store is None or not site:
+            return DemoList(site=site)
+        demos = await asyncio.to_thread(self.store.demonstrations, site, LISTED_DEMOS)
+        return DemoList(site=site, demos=[
+            DemoSummary(demo_id=d.demo_id or 0, instruction=d.instruction, score=d.score, steps=len(d.steps),
+                        persona=d.persona) for d in demos])
 
     async def offer(self) -> None:
         """Tell the side panel of the newest runs a crash cut short: each can go on (its tab is still open) or says

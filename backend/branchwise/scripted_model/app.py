@@ -8,7 +8,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -52,12 +52,22 @@ _ERROR_TYPES = {
 }
 
 
+@dataclass
+class InFlight:
+    """How many answers are being waited for right now, and the most there ever were at once (answers with a delay
+    count while they wait): what tests of a client's concurrency limit read, instead of timing it."""
+
+    now: int = 0
+    peak: int = 0
+
+
 @dataclass(frozen=True)
 class ServerState:
     config: ServerConfig
     engine: ReplyEngine
     log: RequestLog
     faults: FailureQueue
+    in_flight: InFlight = field(default_factory=InFlight)
 
 
 @dataclass(frozen=True)
@@ -223,7 +233,12 @@ def create_app(state: ServerState) -> FastAPI:
 
         delay = max(reply.delay_s for reply in selection.replies)
         if delay > 0:
-            await asyncio.sleep(delay)
+            state.in_flight.now += 1
+            state.in_flight.peak = max(state.in_flight.peak, state.in_flight.now)
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                state.in_flight.now -= 1
 
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:16]}"
         model = request.model or config.model_name

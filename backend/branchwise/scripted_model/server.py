@@ -101,6 +101,10 @@ class ScriptedModelServer:
         """Requests answered with the fallback: usually a prompt the script did not anticipate."""
         return [r for r in self._state.log.snapshot() if r.fallback]
 
+    def peak_concurrency(self) -> int:
+        """The most delayed answers that were waited for at once since the start (or the last reset)."""
+        return self._state.in_flight.peak
+
     def rule_uses(self) -> dict[str, int]:
         return self._state.engine.uses()
 
@@ -112,3 +116,4 @@ class ScriptedModelServer:
         """Forget recorded requests and rule usage; pending injected failures are kept."""
         self._state.log.clear()
         self._state.engine.reset()
+        self._state.in_flight.peak = self._state.in_flight.now

@@ -231,9 +231,8 @@ class _Run:
             return False
         return True
 
-    async def _ask(self, role: RoleModel, messages: list[ChatMessage], *, max_tokens: int | None = None) -> str:
-        completion = await role.complete(messages, temperature=self.config.temperature, max_tokens=max_tokens)
-        return completion.text
+    async def _ask(self, role: RoleModel, messages: list[ChatMessage]) -> str:
+        return (await role.complete(messages, temperature=self.config.temperature)).text
 
     async def _plan(self, node: Node, feedback: str) -> list[Subtask]:
         ctx = self.ctx
