@@ -88,3 +88,14 @@ def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_m
     table = render_markdown(report).splitlines()
     assert len(table) == 4 and table[2].startswith("| greedy | simulated:0.1 (simulated/scripted) | 2 | 100.0% [")
     assert "| 50.0% [" in table[3]
+
+
+def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) -> None:
+    plain = [result(1, "greedy", 0.0), result(2, "greedy", 1.0)]
+    taught = [r.model_copy(update={"examples": True, "score": 1.0}) for r in plain]
+    for name, results in (("plain", plain), ("demos", taught)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in results))
+    loaded = load_results([tmp_path / "plain", tmp_path / "demos"])
+    report = build_report(loaded, ["plain", "demos"])
+    assert [(s.label, s.sr.value) for s in report.strategies] == [("greedy", 0.5), ("greedy + examples", 1.0)]

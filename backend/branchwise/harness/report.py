@@ -97,9 +97,9 @@ class Report(BaseModel):
 
 
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
-    """Every result in each folder's results.jsonl; when a (strategy, model, task) appears more than once, the last
-    wins."""
-    latest: dict[tuple[str, str, int], TaskResult] = {}
+    """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
+    once, the last wins."""
+    latest: dict[tuple[str, str, bool, int], TaskResult] = {}
     for folder in folders:
         path = folder / RESULTS_FILE if folder.is_dir() else folder
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -108,7 +108,7 @@ def load_results(folders: Iterable[Path]) -> list[TaskResult]:
                     result = TaskResult.model_validate_json(line)
                 except ValueError:
                     continue  # a line cut short by a crash
-                latest[(result.strategy, result.model, result.task_id)] = result
+                latest[(result.strategy, result.model, result.examples, result.task_id)] = result
     return list(latest.values())
 
 
@@ -149,7 +149,8 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str]) -> Repor
     several_models = len({r.model for r in results}) > 1
 
     def label(result: TaskResult) -> str:
-        return f"{result.strategy} · {result.model}" if several_models else result.strategy
+        name = result.strategy + (" + examples" if result.examples else "")
+        return f"{name} · {result.model}" if several_models else name
 
     by_label: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results:

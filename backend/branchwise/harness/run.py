@@ -67,6 +67,7 @@ class TaskResult(BaseModel):
     model: str
     scripted_model: bool
     approvals: str = Field(description="The approval policy: all (every question approved) or none")
+    examples: bool = Field(default=False, description="Retrieved steps (runs, demonstrations) in every prompt")
     status: ResultStatus
     answer: str
     final_url: str
@@ -184,7 +185,8 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
     return TaskResult(
         task_id=task.task_id, intent=task.intent, sites=task.sites, eval_types=task.eval.eval_types,
         unachievable=task.eval.unachievable, strategy=options.strategy, model=model.client.config.model,
-        scripted_model=model.scripted, approvals="all" if options.approve else "none", status=result.status,
+        scripted_model=model.scripted, approvals="all" if options.approve else "none", examples=options.examples,
+        status=result.status,
         answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
         eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
         approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2), mistakes=result.mistakes)
