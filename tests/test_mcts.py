@@ -248,3 +248,19 @@ def test_information_found_nowhere_is_answered_n_a_with_the_reason(tmp_path: Pat
     assert "the information was not found" in run.outcome.reason
     # The first plan and one refined plan, each read once: no second attempt at the same page.
     assert len(pilot.calls["planner"]) == 2
+
+
+def test_a_retry_may_widen_where_the_first_attempt_used_every_branch(tmp_path: Path) -> None:
+    """The first attempt spends both of Home's branches (About, then Contact, both scored 1): the second attempt has
+    room for its own at Home (Books), instead of finding Home full and proposing nothing."""
+    tries = iter([act("click [2]"), act("click [3]"), act("click [1]")])
+
+    def explorer(call: Call) -> str:
+        if page_of(call) == HOME_URL:
+            return next(tries, act("click [1]"))
+        return {BOOKS_URL: act("click [2]")}.get(page_of(call), act("stop [x]"))
+
+    pilot = Pilot(explorer=explorer)
+    run = run_pilot(tmp_path, pilot, max_nodes=2, branches=2, max_replans=0)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert [a for url, a in run.env.executed if url == HOME_URL] == ["click [2]", "click [3]", "click [1]"]

@@ -145,6 +145,12 @@ class _Subsearch:
     # The node where the Explorer saw nothing more to do, if it said so.
     stopped_at: int | None = None
     nodes: int = 0
+    # The children this subtask's search made or went back to: what a node's branches count (an earlier attempt's
+    # children are the tree's, not this search's).
+    made: set[int] = field(default_factory=set)
+
+    def branches(self, node: Node) -> int:
+        return sum(c in self.made for c in node.children)
 
 
 class _Run:
@@ -328,7 +334,7 @@ class _Run:
         while True:
             children = [c for c in node.children if c in sub.stats.own and tree[c].status not in ("dead", "invalid")
                         and not tree[c].unreachable and c not in sub.spent]
-            can_widen = (node.id not in sub.spent and not node.unreachable and len(node.children) < config.branches
+            can_widen = (node.id not in sub.spent and not node.unreachable and sub.branches(node) < config.branches
                          and node.depth - sub.root.depth < config.max_depth)
             if not children and not can_widen:
                 sub.spent.add(node.id)
@@ -391,6 +397,7 @@ class _Run:
             # An earlier attempt ran this action from here: its state is gone back to, not made again.
             _, why = await reach(ctx, earlier, None)
             sub.nodes += 1
+            sub.made.add(earlier.id)
             if ctx.state.current != earlier.id:
                 self._failed_try(sub, node, why)
                 return None
@@ -414,6 +421,8 @@ class _Run:
         if step.node is None and item.action_text in ctx.denied:
             sub.refused.setdefault(node.id, []).append(item.action_text)
         sub.nodes += 1
+        if step.node is not None:
+            sub.made.add(step.node.id)
         if step.node is None or (step.node.status == "dead" and not step.changed_site):
             self._failed_try(sub, node, step.reason or f"`{item.action_text}` failed")
             return None
