@@ -302,7 +302,6 @@ class _Run:
         config = self.config
         here = self._here()
         sub = _Subsearch(subtask, here, strategic, started=here.id)
-        sub.stats.n[sub.root.id] = 1
         for _ in range(config.max_nodes * (config.max_failed_tries + 1)):
             if sub.nodes >= config.max_nodes or sub.stopped_at is not None:
                 break
@@ -316,7 +315,6 @@ class _Run:
             if child.changed_site:
                 # A destructive action ran: nothing before it can be reached again; the subtask goes on from there.
                 sub = _Subsearch(subtask, child.node, strategic, started=sub.started)
-                sub.stats.n[child.node.id] = 1
                 path = []
             score, control = await self._judge(sub, node, child.node)
             if control.complete:
@@ -401,7 +399,7 @@ class _Run:
             if ctx.state.current != earlier.id:
                 self._failed_try(sub, node, why)
                 return None
-            return _Expanded(earlier, thought, False)
+            return _Expanded(earlier, False)
         [classification] = await classify_candidates(ctx, node, [action])
         await ctx.trace.classified(node.id, action.to_text(), classification, action)
         if look_ahead and not classification.action_class.runs_freely:
@@ -426,7 +424,7 @@ class _Run:
         if step.node is None or (step.node.status == "dead" and not step.changed_site):
             self._failed_try(sub, node, step.reason or f"`{item.action_text}` failed")
             return None
-        return _Expanded(step.node, thought, step.changed_site)
+        return _Expanded(step.node, step.changed_site)
 
     def _earlier_child(self, node: Node, action_text: str) -> Node | None:
         return next((self.tree[c] for c in node.children if self.tree[c].action_text == action_text
@@ -438,7 +436,6 @@ class _Run:
         if sub.failed[node.id] >= self.config.max_failed_tries:
             sub.spent.add(node.id)
         log.info("mcts: nothing ran from #%d: %s", node.id, why)
-        return None
 
     async def _judge(self, sub: _Subsearch, parent: Node, child: Node, *,
                      control: bool = True) -> tuple[float, Control]:
@@ -522,5 +519,4 @@ class _Run:
 @dataclass(frozen=True)
 class _Expanded:
     node: Node
-    thought: str
     changed_site: bool
