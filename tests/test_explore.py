@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from branchwise.actions import Click
+from branchwise.core.budget import BudgetExhausted, Limits, RunBudget
 from branchwise.explore.episode import ExploreConfig, ExploreEpisode, account_control
 from branchwise.explore.nnetnav import (
     Label,
@@ -23,6 +26,7 @@ from branchwise.explore.nnetnav import (
     parse_relabel,
     parse_score,
 )
+from branchwise.safety.sites import SiteRules
 
 from fake_models import Call
 from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, SiteRun, act, page_of, search_site
@@ -47,6 +51,10 @@ def test_readers_take_the_last_labelled_line_and_tolerate_decoration() -> None:
     assert parse_score("Score: 7") is None and parse_score("no score") is None
     assert parse_relabel("Step 1: Books hold the book\nstep 3: done\nStep 1: the Books link", 3) == [
         "the Books link", "", "done"]
+    assert parse_relabel("**Step 1:** open Books", 1) == ["open Books"]
+    # An instruction that asks nothing gets no answer, whatever filler the labeller writes there.
+    assert parse_label("Instruction: Open the books\nAnswer: None (not a question)") == Label("Open the books", "")
+    assert parse_label("Instruction: Open the books\nAnswer: <the answer>") == Label("Open the books", "")
 
 
 def test_the_labeller_sees_every_step_with_what_it_changed_and_the_objective_names_the_persona() -> None:
@@ -64,8 +72,13 @@ def test_sign_up_sign_in_and_subscribe_controls_are_never_used() -> None:
     assert account_control(Click(1), home) is None
 
 
-def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5,
-                **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
+def episode_of(**config: object) -> ExploreEpisode:
+    return ExploreEpisode(ExploreConfig.model_validate({"relabel_every": 2, "delay_s": 0} | config),
+                          "a careful reader", "books.example")
+
+
+def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5, budget: RunBudget | None = None,
+                episode: ExploreEpisode | None = None, **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
     queues = {url: list(answers) for url, answers in moves.items()}
     prompts: list[Call] = []
 
@@ -81,9 +94,8 @@ def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5,
             return "Instruction: Find when The Quiet Orchard was published\nAnswer: 1997"
         return "Step 1: The book is under Books.\nStep 2: The book's page has its date."
 
-    episode = ExploreEpisode(ExploreConfig.model_validate({"relabel_every": 2, "delay_s": 0} | config),
-                             "a careful reader", "books.example")
-    run = search_site(tmp_path, episode, policy, lambda call: f"Done well.\nScore: {score}")
+    episode = episode or episode_of(**config)
+    run = search_site(tmp_path, episode, policy, lambda call: f"Done well.\nScore: {score}", budget=budget)
     return run, episode, prompts
 
 
@@ -118,3 +130,23 @@ def test_a_low_score_prunes_the_episode_and_keeps_nothing(tmp_path: Path) -> Non
 def test_too_many_refused_actions_in_a_row_end_the_episode(tmp_path: Path) -> None:
     run, episode, prompts = run_episode(tmp_path, {HOME_URL: [act("click [4]")]}, max_invalid_in_a_row=3)
     assert run.env.executed == [] and len(prompts) == 3 and episode.demos == []
+
+
+def test_what_an_episode_learnt_is_kept_when_a_limit_ends_it(tmp_path: Path) -> None:
+    """The run's model-call limit (9: two steps, their judgement and write-up take 7) stops the episode in its fourth
+    step: the demonstration kept after the second stays."""
+    episode = episode_of(max_steps=8)
+    with pytest.raises(BudgetExhausted):
+        run_episode(tmp_path, {HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")],
+                               ORCHARD_URL: [act("click [3]")]},
+                    budget=RunBudget(Limits(max_model_calls=9)), episode=episode)
+    [demo] = episode.demos
+    assert demo.instruction == "Find when The Quiet Orchard was published" and len(demo.steps) == 3
+
+
+def test_an_address_off_the_explored_site_is_refused_before_it_runs(tmp_path: Path) -> None:
+    episode = ExploreEpisode(ExploreConfig(relabel_every=2, delay_s=0, max_invalid_in_a_row=2), "a careful reader",
+                             "books.example", SiteRules.parse(["books.example"]))
+    run, _, prompts = run_episode(tmp_path, {HOME_URL: [act("goto [https://elsewhere.example/]")]}, episode=episode)
+    assert run.env.executed == []
+    assert "it leads off the site being explored" in prompts[1].last and "elsewhere.example" in prompts[1].last

@@ -133,9 +133,9 @@ def test_a_failed_subtask_is_retried_with_the_controllers_reflection_then_the_pl
     assert run.outcome == SearchOutcome("finished", answer="1997")
     at_home = [c for c in pilot.calls["explorer"] if "Open Contact" in objective(c) and page_of(c) == HOME_URL]
     # The second attempt starts from Home again and carries the Controller's strategic reflection.
-    assert len(at_home) == 2
+    assert len(at_home) >= 2
     assert "Reflection: this is not the book page" not in objective(at_home[0])
-    assert "Reflection: this is not the book page" in objective(at_home[1])
+    assert "Reflection: this is not the book page" in objective(at_home[-1])
     refined = pilot.calls["planner"][1].last
     assert "Subtask that failed: Open Contact and ask" in refined and "this is not the book page" in refined
     assert (BOOKS_URL, "click [2]") in run.env.executed
@@ -174,7 +174,8 @@ def test_a_destructive_action_is_asked_about_and_refused_ones_do_not_run(tmp_pat
     pilot = Pilot(explorer=lambda call: {HOME_URL: act("click [4]")}.get(page_of(call), act("stop [x]")),
                   complete_at=frozenset())
     approver = ScriptedApprover([False])
-    run = run_pilot(tmp_path, pilot, approver, max_nodes=2, max_attempts=1, max_replans=0)
+    # Two attempts and a refined plan: the user is asked once, whatever the Explorer proposes again.
+    run = run_pilot(tmp_path, pilot, approver, max_nodes=2, max_attempts=2, max_replans=1)
     assert [(r.url, r.action_text) for r in approver.requests] == [(HOME_URL, "click [4]")]
     assert (HOME_URL, "click [4]") not in run.env.executed
     assert run.outcome.status == "failed"
@@ -192,10 +193,11 @@ def test_an_approved_destructive_action_reroots_the_subtask_at_its_result(tmp_pa
     approver = ScriptedApprover([True])
     run = run_pilot(tmp_path, pilot, approver, max_nodes=3, max_attempts=1, max_replans=0)
     assert run.env.executed.count((BOOKS_URL, "click [3]")) == 1
-    bought = next(n for n in run.stored.nodes if n.action_text == "click [3]")
-    # Nothing before the purchase is explored again: every later Explorer prompt is at its result or below.
-    assert all(n.status == "invalid" for n in run.stored.nodes if n.node_id < bought.node_id and n.action_text
-               and n.status != "terminal")
+    # Nothing before the purchase is explored again: every later Explorer prompt is at its result (Books, the fake
+    # purchase leaves the page as it was) and none goes back to Home.
+    after = seen[seen.index(BOOKS_URL) + 1:]
+    assert after and set(after) == {BOOKS_URL}
+    assert run.backtracker.moves == []
 
 
 def test_ids_not_on_the_page_are_counted_and_never_run_and_the_node_is_given_up(tmp_path: Path) -> None:
@@ -264,3 +266,19 @@ def test_a_retry_may_widen_where_the_first_attempt_used_every_branch(tmp_path: P
     run = run_pilot(tmp_path, pilot, max_nodes=2, branches=2, max_replans=0)
     assert run.outcome == SearchOutcome("finished", answer="1997")
     assert [a for url, a in run.env.executed if url == HOME_URL] == ["click [2]", "click [3]", "click [1]"]
+
+
+def test_a_stop_below_the_subtasks_start_is_a_dead_end_not_the_end_of_the_search(tmp_path: Path) -> None:
+    """About is scored well enough to be expanded, and the Explorer sees nothing to do there: the search goes on from
+    Home (Books) instead of ending the subtask at About."""
+    home = iter([act("click [2]"), act("click [1]")])
+
+    def explorer(call: Call) -> str:
+        if page_of(call) == HOME_URL:
+            return next(home, act("click [1]"))
+        return {BOOKS_URL: act("click [2]")}.get(page_of(call), act("stop [nothing here]"))
+
+    pilot = Pilot(explorer=explorer, scores={ABOUT_URL: (4, 4), BOOKS_URL: (8, 7), ORCHARD_URL: (9, 10)})
+    run = run_pilot(tmp_path, pilot, max_attempts=1, max_replans=0)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert [a for url, a in run.env.executed if url == HOME_URL] == ["click [2]", "click [1]"]

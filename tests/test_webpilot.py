@@ -98,3 +98,15 @@ def test_agent_prompts_cut_long_pages_and_number_the_actions() -> None:
 def test_a_subtask_keeps_the_quote_it_ends_with() -> None:
     plan = parse_plan("Subtask 1: Click the link 'Explore'\nSubtask 2: Type 'x' into the searchbox 'Filter'")
     assert [s.text for s in plan] == ["Click the link 'Explore'", "Type 'x' into the searchbox 'Filter'"]
+
+
+def test_readers_take_what_small_models_write_around_the_labels() -> None:
+    plan = parse_plan("Subtask 1: Open A\nSubtask 2: Use the result of subtask 1. Then sort it\n"
+                      "Subtask 3 (Extract): the total")
+    assert plan == [Subtask("Open A"), Subtask("Use the result of subtask 1. Then sort it"),
+                    Subtask("the total", extract=True)]
+    assert parse_appraisal("1. Effectiveness: 7\n2. Future promise: 8") == (7.0, 8.0)
+    assert parse_appraisal("Effectiveness: 10/10 Future promise: 9/10") == (10.0, 9.0)
+    assert parse_extraction('**Answer:** "Nancy"').answer == "Nancy"
+    assert parse_extraction("Answer: None of the orders are pending").answer == "None of the orders are pending"
+    assert parse_extraction("Answer: None").answer is None

@@ -3,8 +3,8 @@ reason) is the agent's own; what differs is the objective (a persona), what may 
 
 After each action the summariser says what changed; every `relabel_every` actions the labeller names the instruction
 the steps so far carry out and the outcome reward model scores them 1–5: below `min_score` the episode is pruned
-(it ends), otherwise that prefix is kept. At the end each kept prefix's steps get the reasoning an agent following its
-instruction would have had (relabelled), and a `stop` with the answer closes it.
+(it ends), otherwise that prefix is kept, its steps given the reasoning an agent following its instruction would have
+had (relabelled) and a `stop` with the answer closing it.
 
 Safe by construction: only actions the classifier calls safe or navigation run (anything else is refused without
 asking anyone, and the model is told why), controls that sign up, sign in or subscribe are never used, the network
@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Action, ActionParseError, Stop, parse_response
+from ..actions import Action, ActionParseError, Goto, NewTab, Stop, parse_response
 from ..core.classes import ActionClass
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages
-from ..search.context import SearchContext, SearchOutcome, classify_candidates, history_of, start_node
+from ..safety.sites import SiteRules
+from ..search.context import SearchContext, SearchOutcome, element_facts, history_of, start_node
 from ..search.frontier import FrontierItem
 from ..search.generate import history_text
 from ..search.step import advance
@@ -93,10 +94,12 @@ class ExploreEpisode:
     name = "explore"
     backtracks = False
 
-    def __init__(self, config: ExploreConfig, persona: str, site: str) -> None:
+    def __init__(self, config: ExploreConfig, persona: str, site: str, rules: SiteRules | None = None) -> None:
         self.config = config
         self.persona = persona
         self.site = site
+        # Where exploring may go (the runner's: the explored host only, never a blocked site); None: anywhere.
+        self.rules = rules or SiteRules()
         self.demos: list[DemonstrationRecord] = []
         self.pruned = ""
 
@@ -107,7 +110,6 @@ class ExploreEpisode:
         prompt = config.prompt.fitted(ctx.roles.policy.config)
         path: list[Node] = [node]
         steps: list[Step] = []
-        kept: list[_Kept] = []
         previous: str | None = None
         invalid = 0
         while len(steps) < config.max_steps and invalid < config.max_invalid_in_a_row and not self.pruned:
@@ -149,10 +151,9 @@ class ExploreEpisode:
             if len(steps) % config.relabel_every == 0:
                 judged = await self._judge(ctx, steps, node)
                 if judged is not None:
-                    kept.append(judged)
+                    # Written up at once: an episode that ends on a limit or an error keeps what it learnt.
+                    self.demos.append(await self._demonstration(ctx, judged, path, steps))
         await ctx.trace.chose([n.id for n in tree.lineage(node.id)])
-        for prefix in kept:
-            self.demos.append(await self._demonstration(ctx, prefix, path, steps))
         ending = f"; pruned: {self.pruned}" if self.pruned else ""
         return SearchOutcome("finished", answer=f"{len(self.demos)} demonstration(s) from {len(steps)} step(s)",
                              reason=f"explored as {self.persona}{ending}")
@@ -166,7 +167,14 @@ class ExploreEpisode:
         account = account_control(action, node.page)
         if account is not None:
             return account
-        [classification] = await classify_candidates(ctx, node, [action])
+        facts = await element_facts(ctx, node, [action])
+        fact = facts.get(action.element_id) if action.element_id is not None else None
+        # A link or an address off the explored site is refused before it runs: once there, the episode would stop.
+        target = action.url if isinstance(action, Goto | NewTab) else (fact.link.href if fact and fact.link else "")
+        elsewhere = self.rules.refusal(target) if target else None
+        if elsewhere is not None:
+            return f"it leads off the site being explored ({elsewhere})"
+        classification = ctx.classifier.classify(action, node.page, fact)
         await ctx.trace.classified(node.id, action.to_text(), classification, action)
         if not classification.action_class.runs_freely:
             return (f"it is {classification.action_class.value} ({'; '.join(classification.reasons)}): exploring "

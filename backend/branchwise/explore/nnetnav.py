@@ -31,6 +31,8 @@ PERSONAS: tuple[str, ...] = (
 _SCORE = re.compile(rf"^{DECOR}score{DECOR}[:：=]{DECOR}([1-5])(?:\.0+)?\s*(?:/\s*5)?\b", re.I | re.M)
 _STEP = re.compile(rf"^{DECOR}step\s*(\d+){DECOR}[:.)]\s*(.+)$", re.I | re.M)
 _NONE = re.compile(r"^\W*(n/?a|none|-)?\W*$", re.I)
+# An answer line a labeller filled in for an instruction that asks nothing: "None (not a question)", "<the answer>".
+_NO_ANSWER = re.compile(r"^\W*(?:n/?a\b|none\b|not applicable\b|no answer\b|-+\W*$|<)|^\s*$", re.I)
 
 
 class NNetNavPrompts(BaseModel):
@@ -113,7 +115,7 @@ def parse_label(text: str) -> Label | None:
     if not instruction or _NONE.match(instruction):
         return None
     answer = last_field(text, "answer") or ""
-    return Label(instruction, "" if _NONE.match(answer) else answer)
+    return Label(instruction, "" if _NO_ANSWER.match(answer) else answer)
 
 
 def parse_score(text: str) -> int | None:
@@ -126,5 +128,5 @@ def parse_relabel(text: str, count: int) -> list[str]:
     """The reasoning for steps 1..count (the last line for each number wins); "" where a step has none."""
     reasons: dict[int, str] = {}
     for number, reason in _STEP.findall(text):
-        reasons[int(number)] = " ".join(reason.split())
+        reasons[int(number)] = " ".join(reason.split()).strip(" *_`")
     return [reasons.get(k, "") for k in range(1, count + 1)]

@@ -70,7 +70,7 @@ async def explore(url: str, options: ExploreOptions, roles: ModelRoles, browser:
     async def episode(k: int) -> EpisodeOutcome:
         persona = personas[k % len(personas)]
         async with limit:
-            strategy = ExploreEpisode(options.episode, persona, site)
+            strategy = ExploreEpisode(options.episode, persona, site, rules)
             agent = SearchAgent(roles, browser, SearchConfig(limits=options.limits), store=store,
                                 approver=DenyApprover(NO_QUESTIONS), gate=gate, strategy=strategy)
             tab = await browser.open_tab(url)

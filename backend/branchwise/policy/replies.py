@@ -13,4 +13,5 @@ def last_field(text: str, name: str) -> str | None:
     """The value of the last `name:` line (`name` is a regular expression), stripped of decorations; None without
     one."""
     found = re.findall(rf"^{DECOR}{name}{DECOR}[:：=]\s*(.*)$", text, re.I | re.M)
-    return found[-1].strip().strip("*_`\"").strip() if found else None
+    # Bold closes after the colon (`**Answer:** "Nancy"`): markup and double quotes go from both ends at once.
+    return found[-1].strip(" \t*_`\"“”") if found else None

@@ -138,8 +138,6 @@ class _Subsearch:
     # Explorer answers at a node that could not be run; at max_failed_tries the node offers no new child.
     failed: Counter[int] = field(default_factory=Counter)
     spent: set[int] = field(default_factory=set)
-    # The actions the user refused at each node: not asked about again, and named to the Explorer as tried.
-    refused: dict[int, list[str]] = field(default_factory=dict)
     # The Controller's note on the last node it judged incomplete (its reason to go on).
     note: str = ""
     # The node where the Explorer saw nothing more to do, if it said so.
@@ -160,8 +158,11 @@ class _Run:
         self.tree = ctx.state.tree
         self.prompt = config.prompt.fitted(ctx.roles.policy.config)
         self.agents = config.agents.fitted(self.prompt)
-        # An Extract subtask found nothing on the way: a run that gives up then answers N/A instead of nothing.
+        # The last extraction found nothing: a run that gives up then answers N/A instead of nothing.
         self.not_found = False
+        # The actions the user refused at each node, for the whole run (every attempt and plan): never asked about
+        # again, and named to the Explorer as tried.
+        self.refused: dict[int, list[str]] = {}
 
     # -- global -------------------------------------------------------------------------------------------------
 
@@ -261,6 +262,7 @@ class _Run:
                                                                      node.text, self.agents))
             reading = parse_extraction(text)
             if reading.answer is not None:
+                self.not_found = False
                 await ctx.trace.progress(f"extracted at #{node.id}: {reading.answer}")
                 return reading.answer
             if reading.scroll is None or scrolled == self.config.max_scrolls or not await self._scroll(node, reading):
@@ -355,7 +357,7 @@ class _Run:
             await ctx.trace.progress(f"cannot explore from #{node.id} again: {why}")
             return None
         # An earlier attempt's children are states this attempt may go to again, not actions to avoid.
-        tried = [self.tree[c].action_text for c in node.children if c in sub.stats.own] + sub.refused.get(node.id, [])
+        tried = [self.tree[c].action_text for c in node.children if c in sub.stats.own] + self.refused.get(node.id, [])
         reflections = [sub.strategic]
         if node.id in sub.reflections:
             reflections.append(sub.reflections[node.id].child)
@@ -378,9 +380,14 @@ class _Run:
             policy.noted("several_actions")
         action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
         if isinstance(action, Stop):
-            if not look_ahead:
+            if look_ahead:
+                return None
+            # At the subtask's start the search is over; below it, the Controller already called this node not
+            # complete, so it is a dead end: the search goes on elsewhere.
+            sub.spent.add(node.id)
+            if node.id == sub.root.id:
                 sub.stopped_at = node.id
-                await ctx.trace.progress(f"the explorer sees nothing more to do for the subtask at #{node.id}")
+            await ctx.trace.progress(f"the explorer sees nothing more to do for the subtask at #{node.id}")
             return None
         refusal = validate_action(action, node.page, node.space)
         if refusal is not None:
@@ -417,7 +424,7 @@ class _Run:
         # the way back from a detour (a link home) must be an action it can take.
         step = await advance(ctx, node, item, recognise_revisits=False)
         if step.node is None and item.action_text in ctx.denied:
-            sub.refused.setdefault(node.id, []).append(item.action_text)
+            self.refused.setdefault(node.id, []).append(item.action_text)
         sub.nodes += 1
         if step.node is not None:
             sub.made.add(step.node.id)

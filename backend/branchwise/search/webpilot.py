@@ -24,14 +24,16 @@ from ..policy.replies import DECOR, last_field
 
 # Markdown around a plan's items (bold, headings, bullets), not quotes: an item may end with one.
 _MARKUP = r"[\s*_#>-]*"
-_SUBTASK = re.compile(rf"{_MARKUP}subtask\s*(\d+)\s*{_MARKUP}[:.)]\s*", re.I)
+_SUBTASK = re.compile(rf"{_MARKUP}subtask\s*(\d+)\s*(\(extract\))?{_MARKUP}[:.)]\s*", re.I)
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+)$", re.M)
 _EXTRACT = re.compile(rf"^{DECOR}(?:\(extract\)|extract\b)\s*[:\-–]?\s*", re.I)
 _SCORE = r"(\d+(?:\.\d+)?)(?:\s*/\s*10)?"
-_EFFECTIVENESS = re.compile(rf"^{DECOR}effectiveness{DECOR}[:：=]{DECOR}{_SCORE}", re.I | re.M)
-_FUTURE = re.compile(rf"^{DECOR}future\s+promise{DECOR}[:：=]{DECOR}{_SCORE}", re.I | re.M)
+# Anywhere on a line: models number them (`1. Effectiveness: 7`) or put both on one line.
+_EFFECTIVENESS = re.compile(rf"\beffectiveness{DECOR}[:：=]{DECOR}{_SCORE}", re.I)
+_FUTURE = re.compile(rf"\bfuture\s+promise{DECOR}[:：=]{DECOR}{_SCORE}", re.I)
 _COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|false)\b", re.I | re.M)
-_NOT_AVAILABLE = re.compile(r"^\W*(n/?a|none|not (?:found|available|shown))\b", re.I)
+# "N/A (not on this page)", a bare "None", "not found": not "None of the orders are pending".
+_NOT_AVAILABLE = re.compile(r"^\W*(?:n/?a\b|none\W*$|not (?:found|available|shown)\b)", re.I)
 NO_ACTIONS = "(none yet)"
 
 
@@ -163,14 +165,25 @@ def _subtask(text: str) -> Subtask | None:
     return Subtask(text[marker.end():].strip() or text, extract=True) if marker else Subtask(text)
 
 
+def _numbered_marks(marks: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The marks numbered in order from the first one's number: "use the result of subtask 1" inside subtask 2 is
+    text, not a third subtask."""
+    kept: list[re.Match[str]] = []
+    for mark in marks:
+        if not kept or int(mark.group(1)) == int(kept[-1].group(1)) + 1:
+            kept.append(mark)
+    return kept
+
+
 def parse_plan(text: str) -> list[Subtask]:
     """`Subtask N: ...` items (also run together on one line), else a numbered or bulleted list; [] when neither."""
-    marks = list(_SUBTASK.finditer(text))
+    marks = _numbered_marks(list(_SUBTASK.finditer(text)))
     if marks:
         parts = [text[m.end(): marks[k + 1].start() if k + 1 < len(marks) else len(text)]
                  for k, m in enumerate(marks)]
         # A plan's text ends at its last line: what follows an item's first line is commentary.
-        items = [_subtask(p.strip().splitlines()[0] if p.strip() else "") for p in parts]
+        items = [_subtask(("Extract: " if m.group(2) else "") + (p.strip().splitlines()[0] if p.strip() else ""))
+                 for m, p in zip(marks, parts, strict=True)]
     else:
         items = [_subtask(m.group(1)) for m in _NUMBERED.finditer(text)]
     return [s for s in items if s is not None]
