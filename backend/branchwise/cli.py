@@ -723,15 +723,17 @@ def build_parser() -> argparse.ArgumentParser:
     explore = sub.add_parser("explore", help="explore a site without changing anything (NNetNav) and keep what it "
                                              "teaches as demonstrations, retrieved by later runs on that site")
     explore.add_argument("url", help="where the episodes start; they stay on its host")
-    explore.add_argument("--episodes", type=positive_int, default=ExploreOptions().episodes, metavar="N")
+    explore.add_argument("--episodes", type=positive_int, default=ExploreOptions().episodes, metavar="N",
+                         help=f"episodes, each as one persona (default {ExploreOptions().episodes})")
     explore.add_argument("--parallel", type=positive_int, default=ExploreOptions().parallel, metavar="N",
-                         help="episodes at once, each in a tab of its own (at most 10)")
+                         help=f"episodes at once, each in a tab of its own (default {ExploreOptions().parallel}, at "
+                              "most 10)")
     explore.add_argument("--persona", action="append", default=[], metavar="TEXT",
                          help="who the explorer acts as (repeatable; default: eight shipped personas in turn)")
     explore.add_argument("--steps", type=positive_int, default=ExploreConfig().max_steps, metavar="N",
-                         help="actions per episode")
+                         help=f"actions per episode (default {ExploreConfig().max_steps})")
     explore.add_argument("--delay", type=float, default=ExploreConfig().delay_s, metavar="SECONDS",
-                         help="rest after each action")
+                         help=f"rest after each action (default {ExploreConfig().delay_s:g})")
     explore.add_argument("--site-name", default=None, metavar="NAME",
                          help="keep the demonstrations under this name instead of the host (the eval's sandbox "
                               "copies: sandbox:shopping, sandbox:reddit, sandbox:gitlab)")
