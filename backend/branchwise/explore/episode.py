@@ -25,9 +25,8 @@ from ..core.classes import ActionClass
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..safety.sites import SiteRules
-from ..search.context import SearchContext, SearchOutcome, element_facts, history_of, start_node
+from ..search.context import SearchContext, SearchOutcome, element_facts, policy_history, start_node
 from ..search.frontier import FrontierItem
-from ..search.generate import history_text
 from ..search.step import advance
 from ..search.tree import Node
 from ..search.validate import mistake_of, validate_action
@@ -113,8 +112,7 @@ class ExploreEpisode:
         previous: str | None = None
         invalid = 0
         while len(steps) < config.max_steps and invalid < config.max_invalid_in_a_row and not self.pruned:
-            history = history_text(history_of(ctx, node), config.history,
-                                   prompt.max_history_tokens * prompt.chars_per_token)
+            history = policy_history(ctx, node, config.history, prompt)
             note = f"\nLAST ATTEMPT: {previous}" if previous else ""
             messages = build_cot_messages(objective + note, node.text, node.url, history, config=prompt)
             text = (await ctx.roles.policy.complete(messages, temperature=config.temperature)).text

@@ -46,6 +46,14 @@ class PromptConfig(BaseModel):
     # WebArena points the agent at a homepage listing its sites; in a user's own browser there is usually none.
     homepage_url: str | None = None
 
+    @property
+    def history_chars(self) -> int:
+        return self.max_history_tokens * self.chars_per_token
+
+    @property
+    def examples_chars(self) -> int:
+        return self.max_examples_tokens * self.chars_per_token
+
     def fitted(self, model: LLMConfig) -> PromptConfig:
         """These settings sized to the model's context: the page gets what the context leaves after the prompt's frame
         and the answer; a context smaller than 8,192 tokens shrinks the history's and the examples' budgets with it."""

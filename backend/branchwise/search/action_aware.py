@@ -20,7 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import Stop
 from ..core.classes import ActionClass
 from .candidates import best_stop, merge_candidates
-from .context import SearchContext, SearchOutcome, classify_candidates, ensure_examples, history_of, start_node
+from .context import (
+    SearchContext,
+    SearchOutcome,
+    classify_candidates,
+    ensure_examples,
+    history_of,
+    start_node,
+    target_locator,
+)
 from .examples import RetrievalConfig, examples_block
 from .frontier import FrontierItem, SelectionConfig, prune_frontier, select_action
 from .generate import GenerationConfig, GenerationInput, generate_candidates
@@ -154,15 +162,12 @@ class _Run:
         ctx.roles.reward.noted("unreadable_verdict", sum(s.method == "unparseable" for _, s in scored))
         for (candidate, score), classification in zip(kept, classifications, strict=True):
             reward = candidate.score
-            element_id = candidate.action.element_id
-            locator = None
-            if element_id is not None and node.page is not None and element_id in node.page.elements:
-                locator = node.page.elements[element_id].locator
             self.seq += 1
             self.queue.append(FrontierItem(
                 node_id=node.id, action=candidate.action, action_text=candidate.action_text,
                 action_class=classification.action_class, reward=reward, thought=candidate.thought,
-                locator=locator, reasons=classification.reasons, sends=classification.sends, seq=self.seq,
+                locator=target_locator(node, candidate.action), reasons=classification.reasons,
+                sends=classification.sends, seq=self.seq,
                 progress=score.item_scores,
             ))
             await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)

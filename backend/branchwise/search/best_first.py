@@ -37,13 +37,13 @@ from .context import (
     SearchOutcome,
     classify_candidates,
     ensure_examples,
-    history_of,
+    policy_history,
     start_node,
+    target_locator,
     with_examples,
 )
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
-from .generate import history_text
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
 from .validate import mistake_of, validate_action
@@ -230,9 +230,8 @@ class _Run:
             return list(self.proposals[node.id])
         ctx = self.ctx
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
-        history = history_text(history_of(ctx, node), self.config.history,
-                               prompt.max_history_tokens * prompt.chars_per_token)
-        objective = with_examples(ctx, ctx.task, node.text, prompt.max_examples_tokens * prompt.chars_per_token)
+        history = policy_history(ctx, node, self.config.history, prompt)
+        objective = with_examples(ctx, ctx.task, node.text, prompt)
         messages = build_cot_messages(objective, node.text, node.url, history, config=prompt)
         # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
@@ -257,14 +256,11 @@ class _Run:
         items: list[FrontierItem] = []
         for (candidate, share), classification in zip(top, classifications, strict=True):
             await ctx.trace.classified(node.id, candidate.action_text, classification, candidate.action)
-            element_id = candidate.action.element_id
-            locator = (node.page.elements[element_id].locator
-                       if element_id is not None and node.page is not None and element_id in node.page.elements
-                       else None)
             self.seq += 1
             items.append(FrontierItem(
                 node_id=node.id, action=candidate.action, action_text=candidate.action_text,
-                action_class=classification.action_class, reward=share, thought=candidate.thought, locator=locator,
+                action_class=classification.action_class, reward=share, thought=candidate.thought,
+                locator=target_locator(node, candidate.action),
                 reasons=classification.reasons, sends=classification.sends, seq=self.seq))
         self.proposals[node.id] = items
         if items:

@@ -16,12 +16,14 @@ from ..core.approval import Approver, Decision, approval_request
 from ..core.budget import RunBudget
 from ..core.classes import ActionClassifier, Classification
 from ..core.tokens import approx_tokens
+from ..observation.locator import Locator
+from ..policy.prompts import PromptConfig
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore
 from .backtrack import Backtracker
 from .examples import ExampleIndex, RetrievalConfig, examples_block, fit_examples, load_examples, site_of
-from .generate import HistoryEntry
+from .generate import HistoryEntry, history_text
 from .roles import ModelRoles
 from .snapshot import retarget, state_key
 from .state import SearchState
@@ -105,12 +107,26 @@ async def ensure_examples(ctx: SearchContext, config: RetrievalConfig) -> None:
                                  f"run(s) and {ctx.examples.demos} demonstration(s) of {ctx.site or 'no site'}")
 
 
-def with_examples(ctx: SearchContext, objective: str, observation: str, max_chars: int) -> str:
-    """`objective` followed by the retrieved steps most like it and the page, within `max_chars` (--examples)."""
+def with_examples(ctx: SearchContext, objective: str, observation: str, prompt: PromptConfig) -> str:
+    """`objective` followed by the retrieved steps most like it and the page, within the prompt's examples budget
+    (--examples)."""
     if not ctx.use_examples or ctx.examples is None:
         return objective
-    block = fit_examples(examples_block(ctx.examples.top(ctx.task, observation)), max_chars)
+    block = fit_examples(examples_block(ctx.examples.top(ctx.task, observation)), prompt.examples_chars)
     return f"{objective}\n{block}" if block else objective
+
+
+def policy_history(ctx: SearchContext, node: Node, window: int, prompt: PromptConfig) -> str | None:
+    """The steps that led to `node` as a policy prompt shows them: the last `window`, within its history budget."""
+    return history_text(history_of(ctx, node), window, prompt.history_chars)
+
+
+def target_locator(node: Node, action: Action) -> Locator | None:
+    """Where the element `action` targets is on `node`'s page (for replay and the trace); None when it targets none."""
+    element_id = action.element_id
+    if element_id is None or node.page is None or element_id not in node.page.elements:
+        return None
+    return node.page.elements[element_id].locator
 
 
 def node_from_view(view: EnvView, **fields: object) -> Node:

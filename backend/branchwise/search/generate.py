@@ -99,9 +99,9 @@ def variation_messages(data: GenerationInput, variation: Variation, config: Gene
     if variation.rephrased and data.rephrased_block:
         objective = f"{objective}\n{data.rephrased_block}"
     if variation.examples and data.examples_block:
-        block = fit_examples(data.examples_block, prompt.max_examples_tokens * prompt.chars_per_token)
+        block = fit_examples(data.examples_block, prompt.examples_chars)
         objective = f"{objective}\n{block}" if block else objective
-    history = history_text(data.history, variation.history, prompt.max_history_tokens * prompt.chars_per_token)
+    history = history_text(data.history, variation.history, prompt.history_chars)
     return build_cot_messages(objective, data.observation, data.url, history, config=prompt)
 
 

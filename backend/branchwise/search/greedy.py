@@ -63,7 +63,7 @@ class GreedySearch:
                 node.status = "expanded"
                 await ctx.trace.node(node)
             prompt = config.prompt.fitted(ctx.roles.policy.config)
-            objective = with_examples(ctx, ctx.task, node.text, prompt.max_examples_tokens * prompt.chars_per_token)
+            objective = with_examples(ctx, ctx.task, node.text, prompt)
             messages = build_cot_messages(objective, node.text, node.url, previous, config=prompt)
             completion = await ctx.roles.policy.complete(messages, temperature=config.temperature)
             try:

@@ -19,7 +19,8 @@ Where this departs from the paper, and why:
   user. Destructive actions are asked about as in the other strategies (`step.advance`) and re-root the tree: the
   subtask's search starts again from their result.
 - Effect and reflections are one call, not two; the Verifier is code (`validate_action`, and no action twice from one
-  node); the Explorer proposing `stop` means it sees nothing more to do for the subtask: the search ends there.
+  node); the Explorer proposing `stop` means it sees nothing more to do: at the subtask's start the search ends, below
+  it the node is a dead end.
 - Information comes from the Extractor: the answer is the last `Extract:` subtask's, or, when the plan has none, the
   Extractor's reading of the task at the end.
 """
@@ -41,13 +42,13 @@ from .context import (
     SearchOutcome,
     classify_candidates,
     ensure_examples,
-    history_of,
+    policy_history,
     start_node,
+    target_locator,
     with_examples,
 )
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
-from .generate import history_text
 from .puct import NEW_CHILD, Stats, backpropagate, best_node, select
 from .roles import RoleModel
 from .step import advance, answer_at, reach, stop_node
@@ -364,9 +365,8 @@ class _Run:
         reflections += [sub.reflections[c].sibling for c in node.children if c in sub.reflections]
         reflections.append(sub.note)
         objective = with_examples(ctx, explorer_objective(ctx.task, sub.subtask, reflections, tried), node.text,
-                                  self.prompt.max_examples_tokens * self.prompt.chars_per_token)
-        history = history_text(history_of(ctx, node), config.history,
-                               self.prompt.max_history_tokens * self.prompt.chars_per_token)
+                                  self.prompt)
+        history = policy_history(ctx, node, config.history, self.prompt)
         messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt)
         policy = ctx.roles.policy
         text = await self._ask(policy, messages)
@@ -411,11 +411,9 @@ class _Run:
         await ctx.trace.classified(node.id, action.to_text(), classification, action)
         if look_ahead and not classification.action_class.runs_freely:
             return None
-        element_id = action.element_id
-        locator = (node.page.elements[element_id].locator
-                   if element_id is not None and node.page is not None and element_id in node.page.elements else None)
         item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
-                            action_class=classification.action_class, reward=0.0, thought=thought, locator=locator,
+                            action_class=classification.action_class, reward=0.0, thought=thought,
+                            locator=target_locator(node, action),
                             reasons=classification.reasons, sends=classification.sends)
         if node.status == "open":
             node.status = "expanded"
