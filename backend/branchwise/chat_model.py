@@ -43,6 +43,13 @@ def load_prompt(name: str) -> str:
     return (resources.files("branchwise") / "prompts" / name).read_text(encoding="utf-8")
 
 
+def system_and_user(name: str, values: Mapping[str, str]) -> list[ChatMessage]:
+    """The shipped prompt `name`: its system message (`<name>_system.txt`) and its user turn (`<name>_user.txt` with
+    `values` filled in)."""
+    return [ChatMessage(role="system", content=load_prompt(f"{name}_system.txt").strip()),
+            ChatMessage(role="user", content=fill_template(load_prompt(f"{name}_user.txt"), values).strip())]
+
+
 def fill_template(template: str, values: Mapping[str, str]) -> str:
     """Substitute {name} placeholders in one pass, so braces inside page text or tasks are never re-expanded.
 

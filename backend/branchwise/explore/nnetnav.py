@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import fill_template, load_prompt
+from ..chat_model import system_and_user
 from ..llm import ChatMessage
 from ..policy.prompts import observation_within
 from ..policy.replies import DECOR, last_field
@@ -77,32 +77,29 @@ def _steps(steps: Sequence[Step], config: NNetNavPrompts) -> str:
     return "\n".join(lines)
 
 
-def _messages(name: str, values: dict[str, str]) -> list[ChatMessage]:
-    return [ChatMessage(role="system", content=load_prompt(f"nnetnav_{name}_system.txt").strip()),
-            ChatMessage(role="user", content=fill_template(load_prompt(f"nnetnav_{name}_user.txt"), values).strip())]
-
-
 def summary_messages(before_url: str, before: str, action: str, url: str, observation: str,
                      config: NNetNavPrompts) -> list[ChatMessage]:
-    return _messages("summary", {"before_url": before_url, "before": _page(before, config), "action": action,
-                                 "url": url, "observation": _page(observation, config)})
+    return system_and_user("nnetnav_summary", {
+        "before_url": before_url, "before": _page(before, config), "action": action, "url": url,
+        "observation": _page(observation, config)})
 
 
 def label_messages(site: str, steps: Sequence[Step], url: str, observation: str,
                    config: NNetNavPrompts) -> list[ChatMessage]:
-    return _messages("label", {"site": site, "steps": _steps(steps, config), "url": url,
-                               "observation": _page(observation, config)})
+    return system_and_user("nnetnav_label", {
+        "site": site, "steps": _steps(steps, config), "url": url, "observation": _page(observation, config)})
 
 
 def reward_messages(instruction: str, steps: Sequence[Step], url: str, observation: str,
                     config: NNetNavPrompts) -> list[ChatMessage]:
-    return _messages("reward", {"instruction": instruction, "steps": _steps(steps, config), "url": url,
-                                "observation": _page(observation, config)})
+    return system_and_user("nnetnav_reward", {
+        "instruction": instruction, "steps": _steps(steps, config), "url": url,
+        "observation": _page(observation, config)})
 
 
 def relabel_messages(instruction: str, steps: Sequence[Step], config: NNetNavPrompts) -> list[ChatMessage]:
-    return _messages("relabel", {"instruction": instruction, "steps": _steps(steps, config)})
-
+    return system_and_user("nnetnav_relabel", {
+        "instruction": instruction, "steps": _steps(steps, config)})
 
 
 def parse_change(text: str) -> str:

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import ChatModel, fill_template, load_prompt
+from ..chat_model import ChatModel, system_and_user
 from ..llm import ChatMessage
 
 logger = logging.getLogger(__name__)
@@ -70,11 +70,7 @@ class Rephrased:
 
 
 def build_rephrase_messages(task: str) -> list[ChatMessage]:
-    user = fill_template(load_prompt("rephrase_user.txt"), {"task": task.strip()})
-    return [
-        ChatMessage(role="system", content=load_prompt("rephrase_system.txt").strip()),
-        ChatMessage(role="user", content=user.strip()),
-    ]
+    return system_and_user("rephrase", {"task": task.strip()})
 
 
 def _section_of(name: str) -> Section:

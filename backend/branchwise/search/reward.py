@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import ChatModel, fill_template, load_prompt
+from ..chat_model import ChatModel, system_and_user
 from ..llm import ChatMessage, LLMError, TokenLogprob
 from ..policy.prompts import PromptConfig, truncate_observation
 
@@ -101,14 +101,10 @@ def build_checklist_messages(
     task: str, start_url: str, observation_text: str, *, config: RewardConfig | None = None
 ) -> list[ChatMessage]:
     config = config or RewardConfig()
-    user = fill_template(
-        load_prompt("reward_checklist_user.txt"),
+    return system_and_user(
+        "reward_checklist",
         {"task": task.strip(), "url": start_url, "observation": _observation(observation_text, config)},
     )
-    return [
-        ChatMessage(role="system", content=load_prompt("reward_checklist_system.txt").strip()),
-        ChatMessage(role="user", content=user.strip()),
-    ]
 
 
 def parse_checklist(text: str, *, max_items: int = DEFAULT_MAX_CHECKLIST_ITEMS) -> list[str]:
@@ -192,8 +188,8 @@ def build_judge_messages(
     """Summary paragraph first, then the fixed "Checklist k: <label>" lines the verbalizer reads."""
     config = config or RewardConfig()
     steps = "\n".join(f"{i}. {step}" for i, step in enumerate(trajectory, start=1)) or NO_TRAJECTORY
-    user = fill_template(
-        load_prompt("reward_judge_user.txt"),
+    return system_and_user(
+        "reward_judge",
         {
             "task": task.strip(),
             "trajectory": steps,
@@ -205,10 +201,6 @@ def build_judge_messages(
             "action": action_text.strip(),
         },
     )
-    return [
-        ChatMessage(role="system", content=load_prompt("reward_judge_system.txt").strip()),
-        ChatMessage(role="user", content=user.strip()),
-    ]
 
 
 def _label_of(matched: str) -> Label:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import ChatModel, fill_template, load_prompt
+from ..chat_model import ChatModel, system_and_user
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, truncate_observation
@@ -84,8 +84,8 @@ def build_value_messages(
     config = config or ValueConfig()
     limit = PromptConfig(max_observation_tokens=config.max_observation_tokens)
     observation = truncate_observation(observation_text, limit)
-    user = fill_template(
-        load_prompt("value_user.txt"),
+    return system_and_user(
+        "value",
         {
             "task": task.strip(),
             "history": _numbered(history, config.max_history_tokens * CHARS_PER_TOKEN),
@@ -94,10 +94,6 @@ def build_value_messages(
             "observation": observation.rstrip(),
         },
     )
-    return [
-        ChatMessage(role="system", content=load_prompt("value_system.txt").strip()),
-        ChatMessage(role="user", content=user.strip()),
-    ]
 
 
 def parse_value(text: str) -> float | None:

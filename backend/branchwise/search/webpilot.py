@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import fill_template, load_prompt
+from ..chat_model import system_and_user
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, observation_within
@@ -82,11 +82,6 @@ class Extraction:
     scroll: Literal["up", "down"] | None = None
 
 
-def _messages(name: str, values: dict[str, str]) -> list[ChatMessage]:
-    return [ChatMessage(role="system", content=load_prompt(f"webpilot_{name}_system.txt").strip()),
-            ChatMessage(role="user", content=fill_template(load_prompt(f"webpilot_{name}_user.txt"), values).strip())]
-
-
 def _page(observation: str, config: WebPilotPrompts) -> str:
     return observation_within(observation, config.max_observation_tokens)
 
@@ -100,8 +95,9 @@ def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
 
 def plan_messages(task: str, url: str, observation: str, feedback: str, config: WebPilotPrompts) -> list[ChatMessage]:
     """The Planner's prompt; `feedback` (empty for the first plan) says what was done and what failed."""
-    return _messages("planner", {"task": task.strip(), "url": url, "observation": _page(observation, config),
-                                 "feedback": feedback.strip() + "\n" if feedback.strip() else ""})
+    return system_and_user("webpilot_planner", {
+        "task": task.strip(), "url": url, "observation": _page(observation, config),
+        "feedback": feedback.strip() + "\n" if feedback.strip() else ""})
 
 
 def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
@@ -121,30 +117,31 @@ def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remai
 
 def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, before_url: str, url: str,
                      observation: str, config: WebPilotPrompts) -> list[ChatMessage]:
-    return _messages("reflect", {"task": task.strip(), "subtask": str(subtask), "action": action,
-                                 "intent": intent.strip() or "(not said)", "before_url": before_url, "url": url,
-                                 "observation": _page(observation, config)})
+    return system_and_user("webpilot_reflect", {
+        "task": task.strip(), "subtask": str(subtask), "action": action, "intent": intent.strip() or "(not said)",
+        "before_url": before_url, "url": url, "observation": _page(observation, config)})
 
 
 def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
                       config: WebPilotPrompts) -> list[ChatMessage]:
-    return _messages("appraiser", {"task": task.strip(), "subtask": str(subtask), "action": action,
-                                   "effect": effect.strip() or "(not described)", "url": url,
-                                   "observation": _page(observation, config)})
+    return system_and_user("webpilot_appraiser", {
+        "task": task.strip(), "subtask": str(subtask), "action": action, "effect": effect.strip() or "(not described)",
+        "url": url, "observation": _page(observation, config)})
 
 
 def control_messages(task: str, subtask: Subtask, history: Sequence[str], url: str, observation: str,
                      config: WebPilotPrompts) -> list[ChatMessage]:
-    return _messages("controller", {"task": task.strip(), "subtask": str(subtask),
-                                    "history": _actions(history, config), "url": url,
-                                    "observation": _page(observation, config)})
+    return system_and_user("webpilot_controller", {
+        "task": task.strip(), "subtask": str(subtask), "history": _actions(history, config), "url": url,
+        "observation": _page(observation, config)})
 
 
 def extract_messages(task: str, subtask: Subtask, action: str, url: str, observation: str,
                      config: WebPilotPrompts) -> list[ChatMessage]:
     """`action`: the one that led to this page (empty on the starting page)."""
-    return _messages("extractor", {"task": task.strip(), "subtask": str(subtask), "action": action or "(none yet)",
-                                   "url": url, "observation": _page(observation, config)})
+    return system_and_user("webpilot_extractor", {
+        "task": task.strip(), "subtask": str(subtask), "action": action or "(none yet)", "url": url,
+        "observation": _page(observation, config)})
 
 
 def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str]) -> str:
@@ -187,7 +184,6 @@ def parse_plan(text: str) -> list[Subtask]:
     else:
         items = [_subtask(m.group(1)) for m in _NUMBERED.finditer(text)]
     return [s for s in items if s is not None]
-
 
 
 def parse_reflection(text: str) -> Reflection:
