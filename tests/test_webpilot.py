@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from branchwise.search.webpilot import (
+    PLAN_FAILED,
     Control,
     Subtask,
     WebPilotPrompts,
@@ -83,7 +84,7 @@ def test_the_planner_is_told_what_failed_and_why_when_it_refines_the_plan() -> N
     assert "the sort control is not on this page" in user
     assert "Extract: the first price" in user
     first = plan_messages("Cheapest book?", "https://x/", "[1] link 'Home'", "", WebPilotPrompts())[1].content
-    assert "did not work out" not in first
+    assert PLAN_FAILED not in first
 
 
 def test_agent_prompts_cut_long_pages_and_number_the_actions() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from branchwise.sandbox.landmarks import HERB_PLANTER, NOVEL_WITHOUT_REVIEWS
 from branchwise.scripted_model import Script
 from branchwise.scripted_model.script import Rule
+from branchwise.search.webpilot import PLAN_FAILED
 
 PRICE = r"\$\d+\.\d\d"
 GARDEN_TASK = "What is the price of the cheapest product in the Garden category?"
@@ -236,9 +237,8 @@ def mcts_replan_script() -> Script:
     """WebPilot (`mcts`) on the planter question: the first plan browses Books, where the planter is not; the
     Controller calls the subtask incomplete twice and says why; the Planner, told so, searches by name instead, the
     Controller accepts the product page and the Extractor reads the price there."""
-    plan_again = "The earlier plan did not work out."
     rules = [
-        Rule(name="planner: refined plan", when_contains=[PILOT_PLANNER, plan_again],
+        Rule(name="planner: refined plan", when_contains=[PILOT_PLANNER, PLAN_FAILED],
              reply=f"Subtask 1: {SEARCH_BY_NAME}\nSubtask 2: Extract: the price of the {HERB_PLANTER}"),
         Rule(name="planner: first plan", when_contains=[PILOT_PLANNER],
              reply=f"Subtask 1: {BROWSE_BOOKS}\nSubtask 2: Extract: the price of the {HERB_PLANTER}"),

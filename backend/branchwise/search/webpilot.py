@@ -35,6 +35,8 @@ _COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|fals
 # "N/A (not on this page)", a bare "None", "not found": not "None of the orders are pending".
 _NOT_AVAILABLE = re.compile(r"^\W*(?:n/?a\b|none\W*$|not (?:found|available|shown)\b)", re.I)
 NO_ACTIONS = "(none yet)"
+# How a refined plan's prompt begins (the simulated model and the scripted scenarios tell the two plans apart by it).
+PLAN_FAILED = "The earlier plan did not work out."
 
 
 class WebPilotPrompts(BaseModel):
@@ -103,7 +105,7 @@ def plan_messages(task: str, url: str, observation: str, feedback: str, config: 
 def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
     """What the Planner is told when a subtask could not be completed: the plan is refined from the page the agent
     is on."""
-    lines = ["The earlier plan did not work out."]
+    lines = [PLAN_FAILED]
     if done:
         lines.append("Subtasks completed: " + "; ".join(done))
     lines.append(f"Subtask that failed: {failed}")

@@ -15,6 +15,7 @@ from ...policy.prompts import NO_PREVIOUS_ACTION
 from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
+from ...search.webpilot import PLAN_FAILED
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
                      "reflect", "appraiser", "controller", "extractor", "unknown"]
@@ -175,5 +176,5 @@ def _read_webpilot(kind: PromptKind, user: str) -> Request:
     else:
         last = _parse((_between(user, "Action taken:", "\n") or "").strip())
     # The first plan is made on the task's starting page; a refined one says the earlier plan did not work out.
-    first_plan = kind == "planner" and "did not work out" not in user
+    first_plan = kind == "planner" and PLAN_FAILED not in user
     return Request(kind, page=page, last_action=last, start=first_plan, subtask=subtask)
