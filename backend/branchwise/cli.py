@@ -646,12 +646,24 @@ def cmd_model_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_connect_timeout_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--connect-timeout", type=float, default=120.0,
+                        help="how long to wait for the extension to connect (seconds; a Chromium started with --launch "
+                             "pairs itself)")
+
+
+def add_launch_args(parser: argparse.ArgumentParser) -> None:
+    """`run` and `explore` work in the user's connected browser, or in a Chromium they launch."""
+    parser.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
+    parser.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --launch: hide the window (default: headless when there is no display)")
+
+
 def add_task_session_args(parser: argparse.ArgumentParser) -> None:
     """What `run` and `resume` share: where the result goes, how questions are asked, the site lists, the backend and
     the model."""
     parser.add_argument("--json", type=Path, default=None, help="write the result (status, answer, steps) to this file")
-    parser.add_argument("--connect-timeout", type=float, default=120.0,
-                        help="how long to wait for the extension to connect (seconds; `run --launch` pairs it)")
+    add_connect_timeout_arg(parser)
     parser.add_argument("--confirm", choices=CONFIRM_MODES, default=None,
                         help="when search wants to run a possibly destructive action (or, on resume, one of unknown "
                              "outcome again): ask (prompt and read the answer from stdin), panel (a card in the "
@@ -679,9 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one task on a connected (or launched) browser")
     run.add_argument("task", help="what to do, in plain words")
     run.add_argument("--start-url", required=True, help="the page the task starts on (opened in a new tab)")
-    run.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
-    run.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
-                     help="with --launch: hide the window (default: headless when there is no display)")
+    add_launch_args(run)
     add_strategy_args(run)
     add_task_session_args(run)
     run.set_defaults(handler=cmd_run)
@@ -737,11 +747,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--site-name", default=None, metavar="NAME",
                          help="keep the demonstrations under this name instead of the host (the eval's sandbox "
                               "copies: sandbox:shopping, sandbox:reddit, sandbox:gitlab)")
-    explore.add_argument("--launch", action="store_true", help="start Chromium with the extension and pair it")
-    explore.add_argument("--headless", action=argparse.BooleanOptionalAction, default=None,
-                         help="with --launch: hide the window (default: headless when there is no display)")
-    explore.add_argument("--connect-timeout", type=float, default=120.0,
-                         help="how long to wait for the extension to connect (seconds)")
+    add_launch_args(explore)
+    add_connect_timeout_arg(explore)
     explore.add_argument("--max-model-calls", type=positive_int, default=None, metavar="N",
                          help="model calls each episode may make")
     explore.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
