@@ -178,9 +178,10 @@ def checklist_judge(call: Call) -> str:
 def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value: Choices | None = None, *,
                 reward: Choices = checklist_judge, approver: Approver | None = None,
                 fail: set[int] | None = None, history: bool = False, budget: RunBudget | None = None,
-                examples: bool = False, before: Callable[[RunStore], object] | None = None) -> SiteRun:
+                examples: bool = False, past_runs: bool = True,
+                before: Callable[[RunStore], object] | None = None) -> SiteRun:
     """One search for TASK on the fake site; `budget`: the run's limits and what it has spent; `examples`: retrieved
-    steps in every prompt, from the run store that `before` may fill first."""
+    steps in every prompt, from the run store that `before` may fill first (its finished runs only if `past_runs`)."""
     out = io.StringIO()
     reporter = TerminalReporter(out)
     env = SiteEnv(history=history)
@@ -199,7 +200,8 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
         trace = SearchTrace("r1", strategy.name, reporter, store, state)
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
                             approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget,
-                            store=store if examples else None, use_examples=examples)
+                            store=store if examples else None, use_examples=examples,
+                            past_runs=past_runs)
         outcome = asyncio.run(strategy.search(ctx))
         return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue(),
                        roles)

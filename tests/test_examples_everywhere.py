@@ -12,10 +12,10 @@ from branchwise.search.context import SearchStrategy
 from branchwise.search.greedy import GreedySearch
 from branchwise.search.mcts import MctsConfig, MctsSearch
 from branchwise.search.value import ValueConfig
-from branchwise.store import DemonstrationRecord, DemoStep, RunStore
+from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore
 
 from fake_models import Call
-from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, act, page_of, search_site, verdict
+from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, TASK, act, page_of, search_site, verdict
 from test_mcts import Pilot, agent
 
 DEMO = "Find when The Quiet Orchard was published"
@@ -63,3 +63,29 @@ def test_every_strategys_policy_prompt_shows_the_sites_demonstrations_with_examp
         assert "retrieval: 3 past steps from 0 finished run(s) and 1 demonstration(s) of books.example" in run.shown
     else:
         assert not any("Steps that worked on similar tasks" in text for text in shown)
+
+
+def earlier_run_and_demos(store: RunStore) -> None:
+    """The site's demonstration, and another strategy's finished run of the same task that answered wrongly."""
+    demos(store)
+    store.start_run(RunRecord(run_id="earlier", task=TASK, strategy="best_first"))
+    for node_id, (url, action) in enumerate([(HOME_URL, ""), (BOOKS_URL, "stop [2003]")]):
+        store.upsert_node(NodeRecord(run_id="earlier", node_id=node_id, parent_id=node_id - 1 if node_id else None,
+                                     url=url, observation_text=PAGES[HOME_URL].text, action_text=action,
+                                     thought="The year is on the list."))
+    store.set_trajectory("earlier", [0, 1])
+    store.finish_run("earlier", "finished", answer="2003")
+
+
+@pytest.mark.parametrize("past_runs", [True, False])
+def test_without_past_runs_only_the_demonstrations_are_retrieved(tmp_path: Path, past_runs: bool) -> None:
+    """What eval runs with: another run's answer to the same task never reaches the prompt."""
+    walk = {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")}
+    run = search_site(tmp_path, GreedySearch(), lambda call: walk[page_of(call)], examples=True,
+                      past_runs=past_runs, before=earlier_run_and_demos)
+    assert run.outcome.answer == "1997"
+    shown = [c.last for c in run.policy.calls]
+    assert all(f"Task: {DEMO}" in text for text in shown)
+    assert any("stop [2003]" in text for text in shown) == past_runs
+    runs = 1 if past_runs else 0
+    assert f"from {runs} finished run(s) and 1 demonstration(s) of books.example" in run.shown

@@ -7,13 +7,16 @@ from pathlib import Path
 
 from branchwise.core.usage import Usage
 from branchwise.harness.run import (
+    EvalOptions,
     TaskResult,
     done_tasks,
     end_torn_line,
     import_demonstrations,
     progress_bar,
     sandbox_site,
+    task_search_config,
 )
+from branchwise.harness.tasks import load_tasks
 from branchwise.store import DemonstrationRecord, DemoStep, RunStore, default_store_path
 
 
@@ -68,3 +71,12 @@ def test_explored_demonstrations_are_copied_into_the_eval_store_once(tmp_path: P
     with RunStore(default_store_path(out)) as store:
         assert [d.instruction for d in store.demonstrations("sandbox:shopping")] == [
             "Search for a planter", "Open the Garden category"]
+
+
+def test_a_tasks_retrieval_draws_on_the_sites_demonstrations_and_never_on_the_evals_own_runs() -> None:
+    """The eval's store holds the other strategies' runs of the same task: their answers must not reach the prompt."""
+    [task] = [t for t in load_tasks([Path(__file__).parents[1] / "tasks" / "test"]) if t.task_id == 3002]
+    for examples in (True, False):
+        config = task_search_config(task, EvalOptions(strategy="action_aware", examples=examples, max_steps=10))
+        assert (config.past_runs, config.examples, config.site) == (False, examples, sandbox_site("gitlab"))
+        assert (config.strategy, config.max_steps) == ("action_aware", 10)

@@ -782,7 +782,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--demos", type=Path, default=None, metavar="STORE",
                           help="a run store (or data dir) holding demonstrations from `branchwise explore URL "
                                "--site-name sandbox:SITE`: copied into the results' store, where --examples (and "
-                               "action_aware's retrieval) draw on them")
+                               "action_aware's retrieval) draw on them; eval's retrieval never draws on its own "
+                               "finished runs, so no task sees another run's answer")
     evaluate.add_argument("--workers", type=int, default=1, metavar="N",
                           help="tasks run at once, each with its own Chromium, backend and site copies (default 1)")
     add_strategy_args(evaluate)

@@ -26,7 +26,7 @@ from ..core.status import BacktrackMode, ResultStatus
 from ..core.usage import Usage
 from ..launcher import ChromiumConfig
 from ..models import ModelSetup
-from ..search.agent import SearchAgent
+from ..search.agent import SearchAgent, SearchConfig
 from ..search.profiles import DEFAULT_PROFILE, search_config
 from ..session import open_session
 from ..store import RunStore, default_store_path
@@ -53,7 +53,8 @@ class EvalOptions(BaseModel):
     profile: str = DEFAULT_PROFILE
     # The user's own limits, over the profile's.
     limits: Limits = Limits()
-    # Retrieved steps in every prompt; the sandbox copies' demonstrations are kept by `sandbox_site`.
+    # Retrieved steps in every prompt, from the demonstrations only (`task_search_config`); the sandbox copies' are kept
+    # by `sandbox_site`.
     examples: bool = False
 
 
@@ -67,7 +68,7 @@ class TaskResult(BaseModel):
     model: str
     scripted_model: bool
     approvals: str = Field(description="The approval policy: all (every question approved) or none")
-    examples: bool = Field(default=False, description="Retrieved steps (runs, demonstrations) in every prompt")
+    examples: bool = Field(default=False, description="Retrieved steps (the demonstrations) in every prompt")
     status: ResultStatus
     answer: str
     final_url: str
@@ -134,6 +135,15 @@ def end_torn_line(path: Path) -> None:
                 file.write(b"\n")
 
 
+def task_search_config(task: TaskConfig, options: EvalOptions) -> SearchConfig:
+    """How a task's run searches. Retrieval draws on the demonstrations (`eval --demos`) only, never on the eval's own
+    finished runs: those include the other strategies' runs of the same task, and a task's result must not depend on
+    what ran before it."""
+    return search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
+                         max_steps=options.max_steps, limits=options.limits, examples=options.examples,
+                         site=sandbox_site(task.sites[0]) if task.sites else None, past_runs=False)
+
+
 async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, out: Path) -> TaskResult:
     started = time.perf_counter()
     approver = PolicyApprover(options.approve, f"branchwise eval --approve {'all' if options.approve else 'none'}")
@@ -156,11 +166,7 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                 env = BrowserEnv(session.browser, tab.tab_id)
                 with RunStore(default_store_path(out)) as store:
                     # Tasks run at once share the clients; each run counts its own usage per role.
-                    agent = SearchAgent(model.roles, session.browser,
-                                        search_config(options.strategy, profile=options.profile,
-                                                      backtrack=options.backtrack, max_steps=options.max_steps,
-                                                      limits=options.limits, examples=options.examples,
-                                                      site=sandbox_site(task.sites[0]) if task.sites else None),
+                    agent = SearchAgent(model.roles, session.browser, task_search_config(task, options),
                                         store=store, approver=approver, gate=session.gate)
                     result = await agent.run(task.intent, env, Reporters())
                     stored = store.load_run(result.run_id)

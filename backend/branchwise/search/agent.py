@@ -66,6 +66,10 @@ class SearchConfig(BaseModel):
     examples: bool = False
     # What the site's demonstrations are kept by; None: the start page's host (`examples.site_of`).
     site: str | None = None
+    # Whether retrieval draws on the store's finished runs as well as on the site's demonstrations. Eval turns it off:
+    # its store holds the other strategies' runs of the same tasks (their answers would leak into the prompt and the
+    # results would depend on the order tasks ran in); WebOperator retrieves from a database collected in advance.
+    past_runs: bool = True
 
     @field_validator("strategy")
     @classmethod
@@ -136,7 +140,8 @@ class SearchAgent:
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
                             secrets=SecretKeeper(task_secrets(task)), budget=budget,
-                            use_examples=self.config.examples, site=self.config.site or "")
+                            use_examples=self.config.examples, past_runs=self.config.past_runs,
+                            site=self.config.site or "")
 
         async def search() -> SearchOutcome:
             if resume is not None:

@@ -57,6 +57,8 @@ class SearchContext:
     examples: ExampleIndex | None = None
     # Retrieved steps in every strategy's prompt (--examples), not only in action_aware's retrieval variation.
     use_examples: bool = False
+    # Whether the store's finished runs join the retrieval pool (off in eval: see `SearchConfig.past_runs`).
+    past_runs: bool = True
     # What demonstrations of this run's site are kept by (`examples.site_of` the start page, or the eval's
     # `sandbox:<site>`); "" before the first observation.
     site: str = ""
@@ -101,7 +103,7 @@ async def ensure_examples(ctx: SearchContext, config: RetrievalConfig) -> None:
     """Load the retrieval pool once per run (finished runs and the site's demonstrations), saying what it holds."""
     if ctx.store is None or ctx.examples is not None:
         return
-    ctx.examples = await load_examples(ctx.store, config, ctx.run_id, ctx.site)
+    ctx.examples = await load_examples(ctx.store, config, ctx.run_id, ctx.site, past_runs=ctx.past_runs)
     if ctx.examples is not None:
         await ctx.trace.progress(f"retrieval: {len(ctx.examples)} past steps from {ctx.examples.runs} finished "
                                  f"run(s) and {ctx.examples.demos} demonstration(s) of {ctx.site or 'no site'}")

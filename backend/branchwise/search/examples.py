@@ -148,15 +148,15 @@ def demo_steps(demos: Iterable[DemonstrationRecord]) -> list[TrajectoryStep]:
             for demo in demos for k, step in enumerate(demo.steps, start=1)]
 
 
-async def load_examples(store: RunStore, config: RetrievalConfig, exclude_run: str,
-                        site: str = "") -> ExampleIndex | None:
-    """The pool from the store's finished runs and `site`'s demonstrations, built off the event loop; None when
-    retrieval is off or the store cannot be read (a run without examples is still a run)."""
+async def load_examples(store: RunStore, config: RetrievalConfig, exclude_run: str, site: str = "",
+                        past_runs: bool = True) -> ExampleIndex | None:
+    """The pool from the store's finished runs (unless `past_runs` is off) and `site`'s demonstrations, built off the
+    event loop; None when retrieval is off or the store cannot be read (a run without examples is still a run)."""
     if config.k == 0:
         return None
 
     def build() -> ExampleIndex:
-        steps = store.finished_trajectories(config.runs, exclude_run=exclude_run)
+        steps = store.finished_trajectories(config.runs, exclude_run=exclude_run) if past_runs else []
         if site:
             steps += demo_steps(store.demonstrations(site, limit=config.demos))
         return ExampleIndex(steps, config)
