@@ -16,6 +16,7 @@ from branchwise.search.examples import (
     examples_block,
     fit_examples,
     load_examples,
+    site_key,
     site_of,
 )
 from branchwise.search.generate import DEFAULT_VARIATIONS, GenerationConfig, GenerationInput, variation_messages
@@ -168,3 +169,15 @@ def test_a_site_is_the_host_and_port_of_the_address() -> None:
     assert site_of("http://127.0.0.1:8080/garden?x=1") == "127.0.0.1:8080"
     assert site_of("https://Shop.Example/") == "shop.example"
     assert site_of("about:blank") == ""
+
+
+def test_a_site_is_the_same_with_or_without_www_and_its_default_port() -> None:
+    """Explored at one address, found by runs at the other (a site often redirects one to the other)."""
+    assert site_of("https://www.shop.example/books") == site_of("https://shop.example:443/") == "shop.example"
+    assert site_of("http://WWW.Shop.Example:80/") == "shop.example"
+    assert site_of("http://shop.example:443/") == "shop.example:443"
+    assert site_of("http://[::1]:8080/x") == "[::1]:8080"
+    assert site_of("http://shop.example:notaport/") == "shop.example"
+    # As a user names it: an address, a host or the name given to `explore --site-name`.
+    assert site_key("https://www.shop.example/books") == site_key(" www.Shop.Example") == "shop.example"
+    assert site_key("sandbox:shopping") == "sandbox:shopping"

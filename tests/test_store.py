@@ -38,6 +38,7 @@ from branchwise.store import (
     format_run,
     format_runs,
 )
+from branchwise.store.sqlite import _MIGRATIONS
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -601,3 +602,20 @@ def test_demonstrations_are_kept_by_site_newest_first_and_survive_reopening(tmp_
         assert store.demo_sites() == {"forum.example": 1, "shop.example": 2}
         assert len(store.demonstrations()) == 3 and store.demonstrations("shop.example", limit=1)[0].demo_id == second
         assert store.demonstrations("nowhere.example") == []
+
+
+def test_a_version_4_store_keeps_its_demonstrations_by_site_without_www(tmp_path: Path) -> None:
+    """Sites are kept without `www.` since version 5: what was explored at www.shop.example is found at shop.example."""
+    path = tmp_path / "runs.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statements in _MIGRATIONS[:4]:
+        for statement in statements:
+            conn.execute(statement)
+    for site in ("www.shop.example", "forum.example", "sandbox:shopping"):
+        conn.execute("INSERT INTO demonstrations (site, instruction, steps, score, created_at) "
+                     "VALUES (?, 'Open the books', '[]', 5, '2026-11-27T00:00:00')", (site,))
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    with RunStore(path) as store:
+        assert store.demo_sites() == {"forum.example": 1, "sandbox:shopping": 1, "shop.example": 1}
+        assert [d.instruction for d in store.demonstrations("shop.example")] == ["Open the books"]

@@ -47,7 +47,7 @@ from .safety.secrets import mask_task
 from .safety.sites import SitePatternError, SiteRules
 from .scripted_model import Script
 from .search.agent import SearchAgent
-from .search.examples import site_of
+from .search.examples import site_key, site_of
 from .search.profiles import DEFAULT_PROFILE, PROFILES, search_config
 from .search.resume import ResumePoint, Unresumable, require_open_tab, resume_point
 from .search.strategies import STRATEGIES
@@ -455,7 +455,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     if args.demos is not None:
         with open_store(args.settings.data_dir) as store:
-            site = args.demos or None
+            site = site_key(args.demos) or None
             say(format_demos(store.demonstrations(site), store.demo_sites(), site))
         return EXIT_OK
     if args.run is None:

@@ -30,6 +30,7 @@ OBSERVATION_CHARS = 4000
 THOUGHT_CHARS = 240
 # Steps of a demonstration enter the pool under this prefix and the demonstration's id.
 DEMO_PREFIX = "demo:"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class RetrievalConfig(BaseModel):
@@ -137,8 +138,26 @@ def fit_examples(block: str, max_chars: int) -> str:
 
 
 def site_of(url: str) -> str:
-    """What demonstrations are kept by: the address's host (with its port), lower-cased; "" without one."""
-    return urlsplit(url).netloc.lower()
+    """What demonstrations are kept by: the address's host, lower-cased and without a leading `www.` (a site answers
+    at both, and often redirects one to the other), with its port unless it is the scheme's default; "" without a
+    host."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    if not host:
+        return ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return host if port is None or port == DEFAULT_PORTS.get(parts.scheme) else f"{host}:{port}"
+
+
+def site_key(text: str) -> str:
+    """A site as a user names it (an address, a host, or the name given to `explore --site-name`), as stored."""
+    text = text.strip()
+    return site_of(text) if "://" in text else text.lower().removeprefix("www.")
 
 
 def demo_steps(demos: Iterable[DemonstrationRecord]) -> list[TrajectoryStep]:

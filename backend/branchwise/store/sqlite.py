@@ -40,7 +40,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -174,6 +174,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL
         )""",
         "CREATE INDEX IF NOT EXISTS demonstrations_site ON demonstrations (site, id)",
+    ),
+    # 5: a site is kept without a leading `www.` (examples.site_of), so a demonstration explored at one address is
+    # found by runs at the other.
+    (
+        "UPDATE demonstrations SET site = substr(site, 5) WHERE site LIKE 'www.%'",
     ),
 )
 
