@@ -99,3 +99,20 @@ def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) 
     loaded = load_results([tmp_path / "plain", tmp_path / "demos"])
     report = build_report(loaded, ["plain", "demos"])
     assert [(s.label, s.sr.value) for s in report.strategies] == [("greedy", 0.5), ("greedy + examples", 1.0)]
+
+
+def test_common_compares_the_strategies_on_the_tasks_every_one_of_them_ran(tmp_path: Path) -> None:
+    """A run stopped part way: greedy has task 3 and best_first does not, so --common leaves 3 out of both rows."""
+    results = [result(1, "greedy", 1.0), result(2, "greedy", 0.0), result(3, "greedy", 1.0),
+               result(1, "best_first", 0.0), result(2, "best_first", 1.0),
+               result(1, "greedy", 1.0).model_copy(update={"examples": True})]
+    everything = build_report(results, ["x"])
+    assert {s.label: s.sr.tasks for s in everything.strategies} == {"best_first": 2, "greedy": 3,
+                                                                     "greedy + examples": 1}
+    assert everything.left_out == []
+    common = build_report(results, ["x"], common=True)
+    assert {s.label: (s.sr.tasks, s.sr.value) for s in common.strategies} == {
+        "best_first": (1, 0.0), "greedy": (1, 1.0), "greedy + examples": (1, 1.0)}
+    assert common.left_out == [2, 3] and list(common.scores) == [1]
+    assert "left out: 2, 3" in render_markdown(common) and "left out: 2, 3" in render_html(common)
+    assert "left out" not in render_markdown(everything) + render_html(everything)

@@ -612,7 +612,9 @@ def cmd_eval_report(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"no results.jsonl in {', '.join(missing)}")
     out = args.out or args.folders[0]
-    report = write_report(args.folders, out)
+    report = write_report(args.folders, out, common=args.common)
+    if report.left_out:
+        say(f"Only the tasks every strategy has a result for; left out: {', '.join(map(str, report.left_out))}")
     for item in report.strategies:
         label = " (SCRIPTED/SIMULATED model: plumbing, not planning quality)" if item.scripted else ""
         say(f"{item.label}: SR {item.sr.value:.1%} [{item.sr.low:.0%}-{item.sr.high:.0%}] over {item.sr.tasks} "
@@ -794,6 +796,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "strategy, as report.json and report.html")
     report.add_argument("folders", nargs="+", type=Path, help="eval --out folders (their results.jsonl are merged)")
     report.add_argument("--out", type=Path, default=None, help="where the report goes (default: the first folder)")
+    report.add_argument("--common", action="store_true",
+                        help="only the tasks every strategy (and variant) has a result for: a run stopped part way "
+                             "compared on the same tasks")
     report.set_defaults(handler=cmd_eval_report)
 
     model_serve = sub.add_parser("model-serve", help="`branchwise model serve`: serve the local model shipped in "

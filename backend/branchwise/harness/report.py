@@ -94,6 +94,8 @@ class Report(BaseModel):
     # task id -> label -> score.
     scores: dict[int, dict[str, float]]
     intents: dict[int, str]
+    # Tasks some row has no result for, left out so every row is measured on the same tasks (`eval report --common`).
+    left_out: list[int] = []
 
 
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
@@ -110,6 +112,17 @@ def load_results(folders: Iterable[Path]) -> list[TaskResult]:
                     continue  # a line cut short by a crash
                 latest[(result.strategy, result.model, result.examples, result.task_id)] = result
     return list(latest.values())
+
+
+def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[int]]:
+    """The results of the tasks every (strategy, model, examples) has a result for, and the tasks left out: a run
+    stopped part way compares its strategies on the same tasks."""
+    tasks: dict[tuple[str, str, bool], set[int]] = defaultdict(set)
+    for result in results:
+        tasks[(result.strategy, result.model, result.examples)].add(result.task_id)
+    common = set.intersection(*tasks.values()) if tasks else set()
+    return ([r for r in results if r.task_id in common],
+            sorted({r.task_id for r in results} - common))
 
 
 def _rate(results: Sequence[TaskResult]) -> Rate:
@@ -145,7 +158,11 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
                  approvals_asked=sum(r.approvals_asked for r in results) / n)
 
 
-def build_report(results: Sequence[TaskResult], sources: Sequence[str]) -> Report:
+def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: bool = False) -> Report:
+    """The report of the results; `common`: only the tasks every row has a result for."""
+    left_out: list[int] = []
+    if common:
+        results, left_out = common_tasks(results)
     several_models = len({r.model for r in results}) > 1
 
     def label(result: TaskResult) -> str:
@@ -169,7 +186,7 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str]) -> Repor
     for result in results:
         scores[result.task_id][label(result)] = result.score
     return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
-                  intents={r.task_id: r.intent for r in results})
+                  intents={r.task_id: r.intent for r in results}, left_out=left_out)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -272,7 +289,7 @@ def render_html(report: Report) -> str:
     return (
         "<!doctype html><html lang='en'><meta charset='utf-8'><title>Branchwise evaluation</title>"
         f"<style>{_CSS}</style><h1>Branchwise evaluation</h1><p>From {e(', '.join(report.sources))}. SR with 95 % "
-        f"Wilson intervals; costs are means per task.</p>{warning}"
+        f"Wilson intervals; costs are means per task.</p>{_left_out(report)}{warning}"
         "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
         "<th>tokens</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th></tr>{rows}</table>"
@@ -281,6 +298,13 @@ def render_html(report: Report) -> str:
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
         + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
+
+
+def _left_out(report: Report) -> str:
+    if not report.left_out:
+        return ""
+    return (f"<p>Only the tasks every row has a result for; left out: "
+            f"{', '.join(str(t) for t in report.left_out)}.</p>")
 
 
 def _mistakes(report: Report) -> str:
@@ -313,12 +337,16 @@ def render_markdown(report: Report) -> str:
                      f"{_md_rate(s.sr_ac)} | {_md_rate(s.sr_ua)} | {sum(s.costs.calls.values()):.1f} | "
                      f"{s.costs.total_tokens:,.0f} | {s.costs.wall_s:.1f} | {s.costs.steps:.1f} | "
                      f"{s.costs.backtracks:.1f} | {s.costs.mistakes_total:.1f} |")
+    if report.left_out:
+        lines.append(f"\nOnly the tasks every row has a result for; left out: "
+                     f"{', '.join(str(t) for t in report.left_out)}.")
     return "\n".join(lines) + "\n"
 
 
-def write_report(folders: Sequence[Path], out: Path) -> Report:
-    """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md."""
-    report = build_report(load_results(folders), [str(f) for f in folders])
+def write_report(folders: Sequence[Path], out: Path, common: bool = False) -> Report:
+    """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md;
+    `common`: only the tasks every row has a result for."""
+    report = build_report(load_results(folders), [str(f) for f in folders], common)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")
