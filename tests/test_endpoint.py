@@ -120,3 +120,31 @@ def test_a_server_that_cannot_count_is_not_asked_again(caplog: pytest.LogCapture
     with ScriptedModelServer(SCRIPT) as server, caplog.at_level(logging.WARNING):
         assert asyncio.run(run(server)) == [104, 104]
     assert sum("did not count tokens" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_tokenizer_that_could_not_be_reached_is_tried_again(caplog: pytest.LogCaptureFixture) -> None:
+    """llama.cpp closes an idle keep-alive connection as the client reuses it: the request is tried once more, and a
+    call that still fails is estimated from characters without giving up on the server's counts for later calls."""
+    async def run() -> list[int]:
+        drops = [3]
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            if drops[0]:
+                drops[0] -= 1
+            else:
+                body = b'{"tokens": [1, 2, 3]}'
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        root = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        async with server, LLMClient(LLMConfig(base_url=f"{root}/v1", tokenize_url=f"{root}/tokenize")) as client:
+            return [await client.count_tokens([ChatMessage(role="user", content="x" * 400)]) for _ in range(3)]
+
+    with caplog.at_level(logging.WARNING):
+        # The first call's two tries are dropped (an estimate: 400 / 4 + 4), the second's first try: counted after.
+        assert asyncio.run(run()) == [104, 7, 7]
+    assert sum("estimating them from characters this time" in r.getMessage() for r in caplog.records) == 1

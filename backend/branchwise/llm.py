@@ -336,22 +336,36 @@ class LLMClient:
 
     async def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
         """The prompt's length in tokens: counted by the server where it offers it (`tokenize_url`), else estimated
-        from characters. A server that fails to count is not asked again."""
+        from characters. A server that answers without counting is not asked again; one that could not be reached
+        is asked again next time."""
         text = "\n".join(m.content for m in messages)
         overhead = MESSAGE_OVERHEAD_TOKENS * len(messages)
         url = self._config.tokenize_url
         if url and self._tokenizer_works:
-            try:
-                answer = await self._openai.post(url, body={"content": text}, cast_to=object)
-            except openai.APIError as exc:
-                answer = exc
+            answer = await self._tokenize(url, text)
             tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
             if isinstance(tokens, list):
                 return len(tokens) + overhead
-            logger.warning("the model server did not count tokens at %s (%s); estimating them from characters",
-                           url, answer if isinstance(answer, Exception) else "no token list")
-            self._tokenizer_works = False
+            unreached = isinstance(answer, openai.APIConnectionError)
+            logger.warning("the model server did not count tokens at %s (%s); estimating them from characters%s",
+                           url, answer if isinstance(answer, Exception) else "no token list",
+                           " this time" if unreached else "")
+            self._tokenizer_works = unreached
         return len(text) // CHARS_PER_TOKEN + overhead
+
+    async def _tokenize(self, url: str, text: str) -> object:
+        """The server's answer to a tokenize request, or the error. A dropped connection is tried once more: an idle
+        pooled connection the server closed just as it was reused (llama.cpp's keep-alive) fails that way."""
+        try:
+            return await self._openai.post(url, body={"content": text}, cast_to=object)
+        except openai.APIConnectionError:
+            pass  # tried again below, on a new connection
+        except openai.APIError as exc:
+            return exc
+        try:
+            return await self._openai.post(url, body={"content": text}, cast_to=object)
+        except openai.APIError as exc:
+            return exc
 
     def _is_n_refusal(self, exc: LLMError) -> bool:
         if exc.status != 400:
