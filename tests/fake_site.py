@@ -29,6 +29,7 @@ from branchwise.search.roles import ModelRoles, RoleModel
 from branchwise.search.state import SearchState
 from branchwise.search.trace import SearchTrace
 from branchwise.search.tree import SearchTree
+from branchwise.search.urlcheck import UrlCheck
 from branchwise.store import RunRecord, RunStore, StoredRun
 
 from fake_models import Call, FakeModel
@@ -179,7 +180,7 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
                 reward: Choices = checklist_judge, approver: Approver | None = None,
                 fail: set[int] | None = None, history: bool = False, budget: RunBudget | None = None,
                 examples: bool = False, past_runs: bool = True,
-                before: Callable[[RunStore], object] | None = None) -> SiteRun:
+                before: Callable[[RunStore], object] | None = None, url_check: UrlCheck | None = None) -> SiteRun:
     """One search for TASK on the fake site; `budget`: the run's limits and what it has spent; `examples`: retrieved
     steps in every prompt, from the run store that `before` may fill first (its finished runs only if `past_runs`)."""
     out = io.StringIO()
@@ -201,7 +202,7 @@ def search_site(tmp_path: Path, strategy: SearchStrategy, policy: Choices, value
         ctx = SearchContext("r1", TASK, env, roles, backtracker, HeuristicClassifier(),  # type: ignore[arg-type]
                             approver or ScriptedApprover([]), trace, reporter, [], state, budget=budget,
                             store=store if examples else None, use_examples=examples,
-                            past_runs=past_runs)
+                            past_runs=past_runs, url_check=url_check)
         outcome = asyncio.run(strategy.search(ctx))
         return SiteRun(outcome, store.load_run("r1"), env, backtracker, policy_model, value_model, out.getvalue(),
                        roles)

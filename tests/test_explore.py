@@ -27,9 +27,11 @@ from branchwise.explore.nnetnav import (
     parse_score,
 )
 from branchwise.safety.sites import SiteRules
+from branchwise.search.urlcheck import UrlCheck
 
 from fake_models import Call
 from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, SiteRun, act, page_of, search_site
+from test_search_generate import DeadAddresses
 
 SUMMARY, LABEL, REWARD, RELABEL = ("state-change summariser", "instruction labeller", "outcome reward model",
                                    "writing a demonstration")
@@ -64,6 +66,7 @@ def test_the_labeller_sees_every_step_with_what_it_changed_and_the_objective_nam
     assert "'Published 1997'" in user
     objective = explore_objective("a careful reader", "books.example")
     assert "as a careful reader would" in objective and "Do not sign up, sign in, buy" in objective
+    assert "Take at least 4 actions" in objective and "at least 2 actions" in explore_objective("a", "b", 2)
 
 
 def test_sign_up_sign_in_and_subscribe_controls_are_never_used() -> None:
@@ -78,7 +81,8 @@ def episode_of(**config: object) -> ExploreEpisode:
 
 
 def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5, budget: RunBudget | None = None,
-                episode: ExploreEpisode | None = None, **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
+                episode: ExploreEpisode | None = None, url_check: UrlCheck | None = None,
+                **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
     queues = {url: list(answers) for url, answers in moves.items()}
     prompts: list[Call] = []
 
@@ -95,7 +99,8 @@ def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5, bud
         return "Step 1: The book is under Books.\nStep 2: The book's page has its date."
 
     episode = episode or episode_of(**config)
-    run = search_site(tmp_path, episode, policy, lambda call: f"Done well.\nScore: {score}", budget=budget)
+    run = search_site(tmp_path, episode, policy, lambda call: f"Done well.\nScore: {score}", budget=budget,
+                      url_check=url_check)
     return run, episode, prompts
 
 
@@ -150,3 +155,25 @@ def test_an_address_off_the_explored_site_is_refused_before_it_runs(tmp_path: Pa
     run, _, prompts = run_episode(tmp_path, {HOME_URL: [act("goto [https://elsewhere.example/]")]}, episode=episode)
     assert run.env.executed == []
     assert "it leads off the site being explored" in prompts[1].last and "elsewhere.example" in prompts[1].last
+
+
+def test_a_stop_before_the_first_labelling_is_refused_and_exploring_goes_on(tmp_path: Path) -> None:
+    """NNetNav asks for at least 4 actions before a stop (2 here): a small model stopping at once learnt nothing."""
+    run, episode, prompts = run_episode(tmp_path, {
+        HOME_URL: [act("stop [done]"), act("click [1]")], BOOKS_URL: [act("stop [done]"), act("click [2]")],
+        ORCHARD_URL: [act("stop [done]")]})
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert "`stop [done]` was not run: explore further first; stop only after at least 2 actions" in prompts[1].last
+    assert len(prompts) == 5 and len(episode.demos) == 1  # the stop after two actions ended it
+    assert run.roles.policy.mistakes == {"invalid_action": 2}
+
+
+def test_an_address_on_the_site_that_does_not_load_is_refused_with_the_reason(tmp_path: Path) -> None:
+    dead = "https://books.example/branches"
+    check = DeadAddresses({dead: f"{dead} answers HTTP 404"})
+    run, episode, prompts = run_episode(tmp_path, {
+        HOME_URL: [act(f"goto [{dead}]"), act("click [1]")], BOOKS_URL: [act("click [2]")],
+        ORCHARD_URL: [act("stop [done]")]}, url_check=check)
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert f"`goto [{dead}]` was not run: {dead} answers HTTP 404" in prompts[1].last
+    assert check.asked == [dead] and len(episode.demos) == 1

@@ -105,7 +105,7 @@ class ExploreEpisode:
     async def search(self, ctx: SearchContext) -> SearchOutcome:
         config, tree = self.config, ctx.state.tree
         node = await start_node(ctx)
-        objective = explore_objective(self.persona, self.site)
+        objective = explore_objective(self.persona, self.site, config.relabel_every)
         prompt = config.prompt.fitted(ctx.roles.policy.config)
         path: list[Node] = [node]
         steps: list[Step] = []
@@ -124,7 +124,14 @@ class ExploreEpisode:
                 continue
             action = parsed.action
             if isinstance(action, Stop):
-                break
+                if len(steps) >= config.relabel_every:
+                    break
+                # NNetNav asks for at least 4 actions before a stop: fewer teach nothing (nothing is labelled yet).
+                ctx.roles.policy.noted("invalid_action")
+                invalid = invalid + 1
+                previous = (f"`{action.to_text()}` was not run: explore further first; stop only after at least "
+                            f"{config.relabel_every} actions")
+                continue
             checked = await self._check(ctx, node, action)
             if not isinstance(checked, ActionClass):  # (ActionClass is a str enum: test for it, not for str)
                 await ctx.trace.progress(f"not exploring `{action.to_text()}`: {checked}")
@@ -172,6 +179,12 @@ class ExploreEpisode:
         elsewhere = self.rules.refusal(target) if target else None
         if elsewhere is not None:
             return f"it leads off the site being explored ({elsewhere})"
+        # An address on the site that does not load (a small model invents paths) is refused as action_aware's are.
+        if isinstance(action, Goto | NewTab) and action.url and ctx.url_check is not None:
+            missing = await ctx.url_check.check(action.url)
+            if missing is not None:
+                ctx.roles.policy.noted("invalid_action")
+                return missing
         classification = ctx.classifier.classify(action, node.page, fact)
         await ctx.trace.classified(node.id, action.to_text(), classification, action)
         if not classification.action_class.runs_freely:

@@ -58,11 +58,13 @@ class Label:
     answer: str = ""
 
 
-def explore_objective(persona: str, site: str) -> str:
-    """The exploration policy's objective: act as `persona` would on the site, changing nothing."""
+def explore_objective(persona: str, site: str, min_actions: int = 4) -> str:
+    """The exploration policy's objective: act as `persona` would on the site, changing nothing, for at least
+    `min_actions` actions (NNetNav: 4, the steps before the first labelling)."""
     return (f"Explore the website {site} as {persona} would: open pages, search, filter, sort and read. Act as that "
             "person, one realistic thing after another. Do not sign up, sign in, buy, post, subscribe or change "
-            "anything; when there is nothing more worth exploring, answer stop [done].")
+            f"anything. Take at least {min_actions} actions; when there is nothing more worth exploring, answer "
+            "stop [done].")
 
 
 def _page(observation: str, config: NNetNavPrompts) -> str:
