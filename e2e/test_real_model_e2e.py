@@ -42,6 +42,9 @@ def test_eval_with_a_real_local_model_records_calls_tokens_and_results(tmp_path:
         # Real token counts: every prompt was cut to fit the 2,048-token context, instructions and answer included.
         assert policy["prompt_tokens"] / policy["calls"] <= 2048
         assert 0.0 <= result["score"] <= 1.0
+    # llama.cpp says how much of each prompt it had cached: at least the second task's first prompt shares the
+    # system message and worked examples with the calls before it (one server answers both tasks).
+    assert sum(r["usage"]["policy"]["cached_prompt_tokens"] for r in results.values()) > 0
 
     made = branchwise("eval", "report", str(out), env=base_env(tmp_path))
     assert made.returncode == 0, made.stdout + made.stderr

@@ -75,7 +75,7 @@ def v1_store(path: Path) -> None:
 def test_a_version_1_store_gains_the_audit_table_and_keeps_its_runs(tmp_path: Path) -> None:
     path = default_store_path(tmp_path)
     v1_store(path)
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     with RunStore(path) as store:
         old = store.load_run("old")
         assert (old.run.task, old.run.status) == ("an old task", "finished")

@@ -116,3 +116,12 @@ def test_common_compares_the_strategies_on_the_tasks_every_one_of_them_ran(tmp_p
     assert common.left_out == [2, 3] and list(common.scores) == [1]
     assert "left out: 2, 3" in render_markdown(common) and "left out: 2, 3" in render_html(common)
     assert "left out" not in render_markdown(everything) + render_html(everything)
+
+
+def test_the_share_of_prompt_tokens_the_server_had_cached_is_reported() -> None:
+    cached = result(1, "best_first", 1.0, calls=2).model_copy(update={"usage": {
+        "policy": Usage(calls=2, prompt_tokens=2000, completion_tokens=100, cached_prompt_tokens=1500)}})
+    report = build_report([cached, result(2, "best_first", 0.0, calls=2)], ["x"])
+    [row] = report.strategies
+    assert row.costs.cached_prompt_tokens == {"policy": 750.0} and row.costs.cached_share == pytest.approx(0.375)
+    assert "| 38% |" in render_markdown(report) and "<td>38%</td>" in render_html(report)

@@ -259,3 +259,24 @@ def test_a_failing_parallel_sample_raises_llm_error_not_an_exception_group() -> 
         with pytest.raises(LLMError) as caught:
             asyncio.run(run(server))
         assert caught.value.kind == "auth"
+
+
+def test_the_prompt_tokens_a_server_took_from_its_cache_are_counted() -> None:
+    """llama.cpp (and OpenAI) say how much of a prompt came from the cache: the start it shares with the last one."""
+    page = "OBJECTIVE: test\n" + "[1] link 'Books'\n" * 100
+    first = [ChatMessage(role="system", content="You act."), ChatMessage(role="user", content=page + "first")]
+    second = [ChatMessage(role="system", content="You act."), ChatMessage(role="user", content=page + "second")]
+
+    async def run(server: ScriptedModelServer) -> tuple[list[Usage], Usage]:
+        async with LLMClient(config_for(server)) as client:
+            usages = [(await client.complete(messages)).usage for messages in (first, second)]
+            return usages, client.usage
+
+    with ScriptedModelServer(SCRIPT, ServerConfig(context_tokens=8192)) as server:
+        (one, two), total = asyncio.run(run(server))
+    assert one.cached_prompt_tokens == 0
+    assert 400 < two.cached_prompt_tokens < two.prompt_tokens
+    assert total.cached_prompt_tokens == two.cached_prompt_tokens
+    # A server that does not say (OpenAI-like here) counts none.
+    with ScriptedModelServer(SCRIPT) as server:
+        assert asyncio.run(run(server))[1].cached_prompt_tokens == 0

@@ -95,7 +95,8 @@ def test_every_record_type_round_trips(store: RunStore) -> None:
                                 reason="page changed", replayed_actions=2, env_actions=3, wall_ms=12.5,
                                 created_at=T0)
     usage = [UsageRecord(run_id="r1", role="value", calls=2, prompt_tokens=300, completion_tokens=20),
-             UsageRecord(run_id="r1", role="policy", calls=3, prompt_tokens=900, completion_tokens=80, retries=1)]
+             UsageRecord(run_id="r1", role="policy", calls=3, prompt_tokens=900, completion_tokens=80, retries=1,
+                         cached_prompt_tokens=600)]
 
     store.start_run(run)
     for n in nodes:
@@ -391,6 +392,20 @@ def test_format_run_draws_tree_trajectory_and_backtracks(tmp_path: Path) -> None
         "    - button says 'Place order'",
         "    - in a form",
     ]
+
+
+def test_the_usage_shows_the_prompt_tokens_the_server_had_cached_only_when_it_said() -> None:
+    run = run_record("c1")
+    cached = [UsageRecord(run_id="c1", role="policy", calls=3, prompt_tokens=900, completion_tokens=80,
+                          cached_prompt_tokens=600),
+              UsageRecord(run_id="c1", role="value", calls=1, prompt_tokens=300, completion_tokens=5)]
+    lines = format_run(StoredRun(run=run, usage=cached)).splitlines()
+    at = lines.index("Usage:")
+    assert lines[at + 1].split() == ["role", "calls", "prompt", "of", "which", "cached", "completion", "retries"]
+    assert lines[at + 2].split() == ["policy", "3", "900", "600", "80", "0"]
+    assert lines[at + 4].split() == ["total", "4", "1200", "600", "85", "0"]
+    plain = [u.model_copy(update={"cached_prompt_tokens": 0}) for u in cached]
+    assert "cached" not in format_run(StoredRun(run=run, usage=plain))
 
 
 def test_format_run_of_an_empty_interrupted_run_and_orphans() -> None:

@@ -234,8 +234,10 @@ class _StreamedAnswer:
         choices = [Choice(text="".join(c.text), finish_reason=c.finish_reason, logprobs=c.logprobs)
                    for _, c in sorted(self._choices.items())]
         if self._usage is not None:
+            details = self._usage.prompt_tokens_details
             usage = Usage(calls=1, prompt_tokens=self._usage.prompt_tokens,
-                          completion_tokens=self._usage.completion_tokens)
+                          completion_tokens=self._usage.completion_tokens,
+                          cached_prompt_tokens=details.cached_tokens or 0 if details is not None else 0)
         else:
             usage = Usage(calls=1, prompt_tokens=prompt_chars // CHARS_PER_TOKEN,
                           completion_tokens=sum(len(c.text) for c in choices) // CHARS_PER_TOKEN)

@@ -13,6 +13,9 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     retries: int = 0
+    # Of the prompt tokens, those the server took from its prompt cache instead of reading them again (OpenAI's and
+    # llama.cpp's `prompt_tokens_details.cached_tokens`; 0 where the server does not say).
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -24,6 +27,7 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             retries=self.retries + other.retries,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
         )
 
     def __sub__(self, earlier: Usage) -> Usage:
@@ -33,4 +37,5 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens - earlier.prompt_tokens,
             completion_tokens=self.completion_tokens - earlier.completion_tokens,
             retries=self.retries - earlier.retries,
+            cached_prompt_tokens=self.cached_prompt_tokens - earlier.cached_prompt_tokens,
         )

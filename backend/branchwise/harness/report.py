@@ -58,6 +58,8 @@ class Costs(BaseModel):
     prompt_tokens: dict[str, float]
     completion_tokens: dict[str, float]
     total_tokens: float
+    # Of the prompt tokens, those the server took from its prompt cache (where it says).
+    cached_prompt_tokens: dict[str, float] = {}
     wall_s: float
     steps: float
     backtracks: float
@@ -68,6 +70,12 @@ class Costs(BaseModel):
     @property
     def mistakes_total(self) -> float:
         return sum(sum(kinds.values()) for kinds in self.mistakes.values())
+
+    @property
+    def cached_share(self) -> float:
+        """The share of all prompt tokens the server took from its cache."""
+        prompt = sum(self.prompt_tokens.values())
+        return sum(self.cached_prompt_tokens.values()) / prompt if prompt else 0.0
 
 
 class StrategyReport(BaseModel):
@@ -151,6 +159,7 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
             for kind, count in kinds.items():
                 mistakes[role][kind] += count / n
     return Costs(calls=per_role("calls"), prompt_tokens=prompt, completion_tokens=completion,
+                 cached_prompt_tokens=per_role("cached_prompt_tokens"),
                  mistakes={role: dict(kinds) for role, kinds in mistakes.items()},
                  total_tokens=sum(prompt.values()) + sum(completion.values()),
                  wall_s=sum(r.wall_s for r in results) / n, steps=sum(r.steps for r in results) / n,
@@ -264,6 +273,7 @@ def render_html(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{e(s.label)}</td><td>{_pct(s.sr)}</td><td>{_pct(s.sr_ac)}</td><td>{_pct(s.sr_ua)}</td>"
         f"<td>{s.sr.tasks}</td><td>{sum(s.costs.calls.values()):.1f}</td><td>{s.costs.total_tokens:,.0f}</td>"
+        f"<td>{s.costs.cached_share:.0%}</td>"
         f"<td>{s.costs.wall_s:.1f}</td><td>{s.costs.steps:.1f}</td><td>{s.costs.backtracks:.1f}</td>"
         f"<td>{s.costs.approvals_asked:.1f}</td><td>{s.costs.mistakes_total:.1f}</td><td>{e(', '.join(s.models))}</td>"
         f"<td>{e(', '.join(s.approvals))}</td></tr>" for s in report.strategies)
@@ -291,7 +301,7 @@ def render_html(report: Report) -> str:
         f"<style>{_CSS}</style><h1>Branchwise evaluation</h1><p>From {e(', '.join(report.sources))}. SR with 95 % "
         f"Wilson intervals; costs are means per task.</p>{_left_out(report)}{warning}"
         "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
-        "<th>tokens</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
+        "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th></tr>{rows}</table>"
         f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
         f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_mistakes(report)}"
@@ -329,14 +339,14 @@ def _md_rate(rate: Rate) -> str:
 
 def render_markdown(report: Report) -> str:
     """The summary table as Markdown (for BENCHMARKS.md): SR with intervals and costs per task, side by side."""
-    lines = ["| strategy | model | tasks | SR [95 % CI] | SR_AC | SR_UA | calls | tokens | wall s | steps "
-             "| backtracks | model mistakes |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|"]
+    lines = ["| strategy | model | tasks | SR [95 % CI] | SR_AC | SR_UA | calls | tokens | prompt cached | wall s "
+             "| steps | backtracks | model mistakes |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|"]
     for s in report.strategies:
         flag = " (simulated/scripted)" if s.scripted else ""
         lines.append(f"| {s.strategy} | {', '.join(s.models)}{flag} | {s.sr.tasks} | {_md_rate(s.sr)} | "
                      f"{_md_rate(s.sr_ac)} | {_md_rate(s.sr_ua)} | {sum(s.costs.calls.values()):.1f} | "
-                     f"{s.costs.total_tokens:,.0f} | {s.costs.wall_s:.1f} | {s.costs.steps:.1f} | "
-                     f"{s.costs.backtracks:.1f} | {s.costs.mistakes_total:.1f} |")
+                     f"{s.costs.total_tokens:,.0f} | {s.costs.cached_share:.0%} | {s.costs.wall_s:.1f} | "
+                     f"{s.costs.steps:.1f} | {s.costs.backtracks:.1f} | {s.costs.mistakes_total:.1f} |")
     if report.left_out:
         lines.append(f"\nOnly the tasks every row has a result for; left out: "
                      f"{', '.join(str(t) for t in report.left_out)}.")

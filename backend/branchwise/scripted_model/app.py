@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import time
 import uuid
@@ -36,6 +37,7 @@ from .wire import (
     TokenizeRequest,
     WireChoice,
     WireLogprobs,
+    WirePromptDetails,
     WireTokenLogprob,
     WireTopLogprob,
     WireUsage,
@@ -68,6 +70,8 @@ class ServerState:
     log: RequestLog
     faults: FailureQueue
     in_flight: InFlight = field(default_factory=InFlight)
+    # The last prompt answered, whose start a llama.cpp-like server has in its cache.
+    cached_prompt: list[str] = field(default_factory=lambda: [""])
 
 
 @dataclass(frozen=True)
@@ -111,10 +115,19 @@ def _logprobs(reply: Reply, request: ChatRequest) -> WireLogprobs | None:
     )
 
 
-def _usage(prompt_tokens: int, answers: list[_Answer]) -> WireUsage:
+def _usage(prompt_tokens: int, answers: list[_Answer], cached: int | None = None) -> WireUsage:
     completion = sum(approx_tokens(a.text) for a in answers)
-    return WireUsage(prompt_tokens=prompt_tokens, completion_tokens=completion,
-                     total_tokens=prompt_tokens + completion)
+    return WireUsage(prompt_tokens=prompt_tokens, completion_tokens=completion, total_tokens=prompt_tokens + completion,
+                     prompt_tokens_details=WirePromptDetails(cached_tokens=cached) if cached is not None else None)
+
+
+def _cached_tokens(state: ServerState, text: str) -> int | None:
+    """llama.cpp's prompt cache, roughly: the tokens of the start this prompt shares with the previous one."""
+    if state.config.context_tokens is None:
+        return None
+    previous, state.cached_prompt[0] = state.cached_prompt[0], text
+    shared = len(os.path.commonprefix([previous, text]))
+    return approx_tokens(text[:shared]) if shared else 0
 
 
 def _record(
@@ -143,7 +156,7 @@ def _record(
 
 
 async def _sse(request: ChatRequest, answers: list[_Answer], model: str, completion_id: str,
-               prompt_tokens: int) -> AsyncIterator[str]:
+               usage: WireUsage) -> AsyncIterator[str]:
     """Streams each choice as a role chunk, word-sized content chunks (the first with the logprobs, if asked for),
     spread over the reply's `stream_s`, and a finish chunk."""
     created = int(time.time())
@@ -162,7 +175,7 @@ async def _sse(request: ChatRequest, answers: list[_Answer], model: str, complet
             yield chunk([ChunkChoice(index=index, delta=Delta(content=piece), logprobs=logprobs)])
         yield chunk([ChunkChoice(index=index, delta=Delta(), finish_reason=answer.finish_reason)])
     if request.stream_options and request.stream_options.include_usage:
-        yield chunk([], _usage(prompt_tokens, answers))
+        yield chunk([], usage)
     yield "data: [DONE]\n\n"
 
 
@@ -216,7 +229,8 @@ def create_app(state: ServerState) -> FastAPI:
             _record(state, request, 400, None, [])
             return error_response(400, "Only one completion choice is allowed (n must be 1)", param="n")
 
-        prompt_tokens = approx_tokens("\n".join(m.text() for m in request.messages))
+        prompt_text = "\n".join(m.text() for m in request.messages)
+        prompt_tokens = approx_tokens(prompt_text)
         if config.context_tokens is not None and prompt_tokens > config.context_tokens:
             _record(state, request, 400, None, [])
             return error_response(400, f"request ({prompt_tokens} tokens) exceeds the available context size "
@@ -230,6 +244,7 @@ def create_app(state: ServerState) -> FastAPI:
                            request)
                    for reply in selection.replies]
         _record(state, request, 200, selection, answers)
+        cached = _cached_tokens(state, prompt_text)
 
         delay = max(reply.delay_s for reply in selection.replies)
         if delay > 0:
@@ -243,7 +258,8 @@ def create_app(state: ServerState) -> FastAPI:
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:16]}"
         model = request.model or config.model_name
         if request.stream:
-            return StreamingResponse(_sse(request, answers, model, completion_id, prompt_tokens),
+            return StreamingResponse(_sse(request, answers, model, completion_id, _usage(prompt_tokens, answers,
+                                                                                      cached)),
                                      media_type="text/event-stream")
         body = ChatCompletionResponse(
             id=completion_id,
@@ -258,7 +274,7 @@ def create_app(state: ServerState) -> FastAPI:
                 )
                 for index, answer in enumerate(answers)
             ],
-            usage=_usage(prompt_tokens, answers),
+            usage=_usage(prompt_tokens, answers, cached),
         )
         return JSONResponse(body.model_dump(mode="json"))
 

@@ -17,8 +17,9 @@ class ServerConfig(BaseModel):
     ignore_n: bool = False
     # Behave like servers that refuse fields they do not know, as vLLM before 0.4.3 refused `stream_options`.
     refuse_stream_options: bool = False
-    # Behave like llama.cpp's server with this context: /props and /tokenize (tokens = characters / 4) answer, and a
-    # prompt longer than the context is refused with HTTP 400 as llama.cpp does. None: an OpenAI-like server.
+    # Behave like llama.cpp's server with this context: /props and /tokenize (tokens = characters / 4) answer, a
+    # prompt longer than the context is refused with HTTP 400 as llama.cpp does, and the usage says how much of the
+    # prompt its one slot's cache held (the start it shares with the previous prompt). None: an OpenAI-like server.
     context_tokens: int | None = Field(default=None, ge=1)
     # llama.cpp's `total_slots` in /props: the requests it decodes at once.
     slots: int = Field(default=1, ge=1)

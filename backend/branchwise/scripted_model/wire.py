@@ -99,10 +99,15 @@ class WireChoice(BaseModel):
     logprobs: WireLogprobs | None = None
 
 
+class WirePromptDetails(BaseModel):
+    cached_tokens: int
+
+
 class WireUsage(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: WirePromptDetails | None = None
 
 
 class ChatCompletionResponse(BaseModel):

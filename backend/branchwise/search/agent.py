@@ -185,8 +185,9 @@ class SearchAgent:
             for role, delta in roles.usage().items():  # a role this strategy does not use is left out
                 total = total + delta
                 per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
-                await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt + "
-                                                f"{delta.completion_tokens} completion tokens")
+                cached = f" ({delta.cached_prompt_tokens} cached)" if delta.cached_prompt_tokens else ""
+                await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt"
+                                                f"{cached} + {delta.completion_tokens} completion tokens")
             result.mistakes = roles.mistakes()
             for role, counts in result.mistakes.items():
                 await reporter.progress(run_id, f"{role} model mistakes: {describe_mistakes(counts)}")
@@ -201,8 +202,7 @@ def usage_before(resume: ResumePoint | None) -> dict[Role, Usage]:
     """What a resumed run had used per model role before it was interrupted."""
     if resume is None:
         return {}
-    return {u.role: Usage(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-                          retries=u.retries) for u in resume.stored.usage}
+    return {u.role: Usage(**u.model_dump(include=set(Usage.model_fields))) for u in resume.stored.usage}
 
 
 def _browser_failure(exc: ExtensionError) -> str:

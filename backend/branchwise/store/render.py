@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+from ..core.usage import Usage
 from .records import (
     AuditRecord,
     ClassificationRecord,
@@ -64,12 +65,17 @@ def format_demos(demos: Sequence[DemonstrationRecord], sites: Mapping[str, int],
 def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
     if not usage:
         return ["Usage: none recorded"]
-    rows: list[tuple[str, ...]] = [(u.role, str(u.calls), str(u.prompt_tokens), str(u.completion_tokens),
-                                    str(u.retries)) for u in usage]
-    rows.append(("total", str(sum(u.calls for u in usage)), str(sum(u.prompt_tokens for u in usage)),
-                 str(sum(u.completion_tokens for u in usage)), str(sum(u.retries for u in usage))))
-    header = ("role", "calls", "prompt", "completion", "retries")
-    return ["Usage:", *("  " + line for line in _table(header, rows, right=frozenset({1, 2, 3, 4})))]
+    total = sum(usage, Usage())
+    # The prompt tokens the server took from its cache, where it says (a local llama.cpp does; many do not).
+    cached = bool(total.cached_prompt_tokens)
+
+    def row(name: str, u: Usage) -> tuple[str, ...]:
+        return (name, str(u.calls), str(u.prompt_tokens), *([str(u.cached_prompt_tokens)] if cached else []),
+                str(u.completion_tokens), str(u.retries))
+
+    rows = [*(row(u.role, u) for u in usage), row("total", total)]
+    header = ("role", "calls", "prompt", *(["of which cached"] if cached else []), "completion", "retries")
+    return ["Usage:", *("  " + line for line in _table(header, rows, right=frozenset(range(1, len(header)))))]
 
 
 def format_node(node: NodeRecord, parent_url: str | None = None) -> str:

@@ -40,7 +40,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -179,6 +179,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # found by runs at the other.
     (
         "UPDATE demonstrations SET site = substr(site, 5) WHERE site LIKE 'www.%'",
+    ),
+    # 6: how many prompt tokens the server took from its prompt cache.
+    (
+        "ALTER TABLE usage ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0",
     ),
 )
 
@@ -452,12 +456,13 @@ class RunStore:
 
     def set_usage(self, record: UsageRecord) -> None:
         """Replace the role's totals (callers hand over running totals, not increments)."""
-        self._write("INSERT INTO usage (run_id, role, calls, prompt_tokens, completion_tokens, retries) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, role) DO UPDATE SET calls = excluded.calls, "
-                    "prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, "
-                    "retries = excluded.retries",
+        self._write("INSERT INTO usage (run_id, role, calls, prompt_tokens, completion_tokens, retries, "
+                    "cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, role) DO UPDATE SET "
+                    "calls = excluded.calls, prompt_tokens = excluded.prompt_tokens, "
+                    "completion_tokens = excluded.completion_tokens, retries = excluded.retries, "
+                    "cached_prompt_tokens = excluded.cached_prompt_tokens",
                     (record.run_id, record.role, record.calls, record.prompt_tokens, record.completion_tokens,
-                     record.retries))
+                     record.retries, record.cached_prompt_tokens))
 
     def set_trajectory(self, run_id: str, node_ids: Sequence[int]) -> None:
         """Replace the chosen trajectory in one transaction, so a reader never sees half of it."""
