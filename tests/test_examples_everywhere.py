@@ -89,3 +89,21 @@ def test_without_past_runs_only_the_demonstrations_are_retrieved(tmp_path: Path,
     assert any("stop [2003]" in text for text in shown) == past_runs
     runs = 1 if past_runs else 0
     assert f"from {runs} finished run(s) and 1 demonstration(s) of books.example" in run.shown
+
+
+@pytest.mark.parametrize("name", ["greedy", "best_first", "mcts"])
+def test_every_strategys_policy_prompt_says_what_the_page_does_not_allow(tmp_path: Path, name: str) -> None:
+    """The fake site's tab is the only one, and its pages have no list of options."""
+    pilot = Pilot()
+    walk = {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")}
+
+    def policy(call: Call) -> str:
+        return walk[page_of(call)] if name != "mcts" else pilot.policy(call)
+
+    def value(call: Call) -> str:
+        return pilot.value(call) if name == "mcts" else verdict("success" if "1997" in call.last else "failure")
+
+    run = search_site(tmp_path, strategies()[name], policy, value)
+    prompts = [c.last for c in run.policy.calls if agent(c) == "explorer"]
+    assert prompts and all("NOT POSSIBLE HERE: " in text and "tab_focus and close_tab (only one tab is open)" in text
+                           and "select_option (no list of options on this page)" in text for text in prompts)

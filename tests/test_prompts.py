@@ -82,6 +82,18 @@ def test_final_user_turn_carries_observation_url_objective_and_previous_action()
     assert build(previous_action=None)[-1].content.endswith("PREVIOUS ACTION: None")
 
 
+def test_what_the_page_does_not_allow_follows_the_page_so_the_prompts_start_stays_cacheable() -> None:
+    turn = build_cot_messages("Submit the form", "[42] button 'Submit'", "http://example.test/form", None,
+                              unavailable=["go_back (there is no previous page)", "select_option (no list)"])[-1]
+    assert turn.content == (
+        "OBSERVATION:\n[42] button 'Submit'\n"
+        "URL: http://example.test/form\n"
+        "NOT POSSIBLE HERE: go_back (there is no previous page); select_option (no list)\n"
+        "OBJECTIVE: Submit the form\n"
+        "PREVIOUS ACTION: None"
+    )
+
+
 def test_short_observations_are_kept_whole() -> None:
     assert truncate_observation(OBSERVATION, PromptConfig()) == OBSERVATION
     assert TRUNCATION_MARKER not in build()[-1].content

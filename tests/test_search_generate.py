@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -88,6 +89,13 @@ def test_only_the_rephrased_variation_sees_the_rephrased_task() -> None:
     # Without a block the rephrased variation asks with the task alone.
     rephrased = DEFAULT_VARIATIONS[1]
     assert variation_messages(data(rephrased_block=""), rephrased, config)[-1].content == prompts["history-5"]
+
+
+def test_every_variation_is_told_what_the_page_does_not_allow() -> None:
+    told = dataclasses.replace(data(), unavailable=("go_back (there is no previous page)",))
+    for variation in DEFAULT_VARIATIONS:
+        prompt = variation_messages(told, variation, GenerationConfig())[-1].content
+        assert f"URL: {VIEW.url}\nNOT POSSIBLE HERE: go_back (there is no previous page)\nOBJECTIVE: " in prompt
 
 
 @pytest.mark.parametrize(("variation", "first_shown"), [(v, 8 - v.history) for v in DEFAULT_VARIATIONS])

@@ -23,7 +23,7 @@ from branchwise.actions import (
 from branchwise.agent.env import EnvView
 from branchwise.observation import PageView
 from branchwise.protocol import NavigationInfo, ScrollInfo, TabInfo
-from branchwise.search.validate import ActionSpace, validate_action
+from branchwise.search.validate import ActionSpace, unavailable_actions, validate_action
 
 from pageviews import page
 
@@ -174,3 +174,24 @@ def test_action_space_in_the_middle_of_a_long_page_with_history() -> None:
 def test_unknown_scroll_and_history_forbid_nothing() -> None:
     space = ActionSpace.of(view_with(ScrollInfo()))
     assert space == ActionSpace()
+
+
+def test_the_prompt_is_told_what_this_state_does_not_allow() -> None:
+    """WebOperator's dynamic action space: what validation would refuse is named before the model proposes it."""
+    assert unavailable_actions(FORM, ActionSpace(tab_count=2)) == []  # an unknown state allows everything
+    first_page = ActionSpace(can_go_back=False, can_go_forward=False, can_scroll_up=False)
+    assert unavailable_actions(page(("link", "Books")), first_page) == [
+        "scroll [up] (the page is at its top)", "go_back (there is no previous page)",
+        "go_forward (there is no next page)", "tab_focus and close_tab (only one tab is open)",
+        "select_option (no list of options on this page)"]
+    assert unavailable_actions(FORM, ActionSpace(can_scroll_up=False, can_scroll_down=False))[0] == (
+        "scroll (the whole page is in view)")
+    at_bottom = unavailable_actions(FORM, ActionSpace(can_scroll_down=False))
+    assert at_bottom == ["scroll [down] (the page is at its bottom)", "tab_focus and close_tab (only one tab is open)"]
+    # An open dialog may scroll and has its own controls: only history and tabs are named.
+    assert unavailable_actions(page(("link", "x")), ActionSpace(dialog_open=True, can_scroll_down=False,
+                                                               can_go_back=False)) == [
+        "go_back (there is no previous page)", "tab_focus and close_tab (only one tab is open)"]
+    # Every named kind is one validation refuses.
+    for action in (Scroll("up"), GoBack(), GoForward(), TabFocus(1), CloseTab()):
+        assert validate_action(action, FORM, first_page) is not None

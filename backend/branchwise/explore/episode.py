@@ -29,7 +29,7 @@ from ..search.context import SearchContext, SearchOutcome, element_facts, policy
 from ..search.frontier import FrontierItem
 from ..search.step import advance
 from ..search.tree import Node
-from ..search.validate import mistake_of, validate_action
+from ..search.validate import mistake_of, unavailable_actions, validate_action
 from ..store import DemonstrationRecord, DemoStep
 from .nnetnav import (
     Label,
@@ -114,7 +114,8 @@ class ExploreEpisode:
         while len(steps) < config.max_steps and invalid < config.max_invalid_in_a_row and not self.pruned:
             history = policy_history(ctx, node, config.history, prompt)
             note = f"\nLAST ATTEMPT: {previous}" if previous else ""
-            messages = build_cot_messages(objective + note, node.text, node.url, history, config=prompt)
+            messages = build_cot_messages(objective + note, node.text, node.url, history, config=prompt,
+                                          unavailable=unavailable_actions(node.page, node.space))
             text = (await ctx.roles.policy.complete(messages, temperature=config.temperature)).text
             try:
                 parsed = parse_response(text)

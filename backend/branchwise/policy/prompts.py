@@ -171,10 +171,15 @@ def newest_lines(lines: Sequence[str], max_chars: int) -> list[str]:
     return kept
 
 
-def format_user_turn(objective: str, observation: str, url: str, previous_action: str | None) -> str:
+def format_user_turn(objective: str, observation: str, url: str, previous_action: str | None,
+                     unavailable: Sequence[str] = ()) -> str:
+    """WebArena's user turn; `unavailable`: the actions this page does not allow (after the page, so the prompt's start
+    stays the same from state to state and a server's prompt cache keeps it)."""
+    not_here = f"NOT POSSIBLE HERE: {'; '.join(unavailable)}\n" if unavailable else ""
     return (
         f"OBSERVATION:\n{observation.rstrip()}\n"
         f"URL: {url}\n"
+        f"{not_here}"
         f"OBJECTIVE: {objective}\n"
         f"PREVIOUS ACTION: {previous_action or NO_PREVIOUS_ACTION}"
     )
@@ -187,8 +192,10 @@ def build_cot_messages(
     previous_action: str | None,
     *,
     config: PromptConfig | None = None,
+    unavailable: Sequence[str] = (),
 ) -> list[ChatMessage]:
-    """System message, the two example exchanges, then the current step's user turn."""
+    """System message, the two example exchanges, then the current step's user turn (`unavailable`: what this page
+    does not allow, `validate.unavailable_actions`)."""
     config = config or PromptConfig()
     messages = [ChatMessage(role="system", content=system_prompt(config))]
     for example in COT_EXAMPLES:
@@ -196,5 +203,6 @@ def build_cot_messages(
         messages.append(ChatMessage(role="user", content=turn))
         messages.append(ChatMessage(role="assistant", content=example.answer))
     observed = truncate_observation(observation, config)
-    messages.append(ChatMessage(role="user", content=format_user_turn(objective, observed, url, previous_action)))
+    messages.append(ChatMessage(role="user", content=format_user_turn(objective, observed, url, previous_action,
+                                                                      unavailable)))
     return messages

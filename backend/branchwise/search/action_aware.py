@@ -36,6 +36,7 @@ from .rephrase import rephrase
 from .reward import RewardConfig, generate_checklist, score_action
 from .step import advance, answer_at, stop_node
 from .tree import Node
+from .validate import unavailable_actions
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,7 @@ class _Run:
         data = GenerationInput(
             task=ctx.task, observation=node.text, url=node.url, history=history_of(ctx, node),
             rephrased_block=self.rephrased_block, space=node.space,
+            unavailable=tuple(unavailable_actions(node.page, node.space)),
             examples_block=examples_block(ctx.examples.top(ctx.task, node.text)) if ctx.examples else "",
         )
         # As the run's budget runs low, fewer generators (all of them until half is spent).

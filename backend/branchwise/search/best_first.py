@@ -46,7 +46,7 @@ from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
-from .validate import mistake_of, validate_action
+from .validate import mistake_of, unavailable_actions, validate_action
 from .value import ON_TRACK_VALUE, ValueConfig, score_state
 
 log = logging.getLogger(__name__)
@@ -232,7 +232,8 @@ class _Run:
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
         history = policy_history(ctx, node, self.config.history, prompt)
         objective = with_examples(ctx, ctx.task, node.text, prompt)
-        messages = build_cot_messages(objective, node.text, node.url, history, config=prompt)
+        messages = build_cot_messages(objective, node.text, node.url, history, config=prompt,
+                                      unavailable=unavailable_actions(node.page, node.space))
         # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)

@@ -71,6 +71,8 @@ class GenerationInput:
     rephrased_block: str = ""
     examples_block: str = ""
     space: ActionSpace = ActionSpace()
+    # What the state does not allow, told to every variation (`validate.unavailable_actions`).
+    unavailable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def variation_messages(data: GenerationInput, variation: Variation, config: Gene
         block = fit_examples(data.examples_block, prompt.examples_chars)
         objective = f"{objective}\n{block}" if block else objective
     history = history_text(data.history, variation.history, prompt.history_chars)
-    return build_cot_messages(objective, data.observation, data.url, history, config=prompt)
+    return build_cot_messages(objective, data.observation, data.url, history, config=prompt,
+                              unavailable=data.unavailable)
 
 
 async def _check(action: Action, page: PageView | None, space: ActionSpace, url_check: UrlCheck | None) -> str | None:

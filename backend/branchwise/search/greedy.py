@@ -23,7 +23,7 @@ from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
 from .urlcheck import load_failure
-from .validate import mistake_of, validate_action
+from .validate import mistake_of, unavailable_actions, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,8 @@ class GreedySearch:
                 await ctx.trace.node(node)
             prompt = config.prompt.fitted(ctx.roles.policy.config)
             objective = with_examples(ctx, ctx.task, node.text, prompt)
-            messages = build_cot_messages(objective, node.text, node.url, previous, config=prompt)
+            messages = build_cot_messages(objective, node.text, node.url, previous, config=prompt,
+                                          unavailable=unavailable_actions(node.page, node.space))
             completion = await ctx.roles.policy.complete(messages, temperature=config.temperature)
             try:
                 parsed = parse_response(completion.text)

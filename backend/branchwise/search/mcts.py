@@ -53,7 +53,7 @@ from .puct import NEW_CHILD, Stats, backpropagate, best_node, select
 from .roles import RoleModel
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
-from .validate import mistake_of, validate_action
+from .validate import mistake_of, unavailable_actions, validate_action
 from .webpilot import (
     Control,
     Extraction,
@@ -367,7 +367,8 @@ class _Run:
         objective = with_examples(ctx, explorer_objective(ctx.task, sub.subtask, reflections, tried), node.text,
                                   self.prompt)
         history = policy_history(ctx, node, config.history, self.prompt)
-        messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt)
+        messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt,
+                                      unavailable=unavailable_actions(node.page, node.space))
         policy = ctx.roles.policy
         text = await self._ask(policy, messages)
         try:

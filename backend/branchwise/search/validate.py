@@ -92,6 +92,29 @@ def _options(page: PageView, element: ElementInfo) -> list[str]:
     return found
 
 
+def unavailable_actions(page: PageView | None, space: ActionSpace) -> list[str]:
+    """The kinds of action this state does not allow, each with why: WebOperator's dynamic action space, shown in the
+    policy prompt so a model is not left to learn from refusals what `validate_action` would refuse. An unknown
+    state (the defaults) allows everything."""
+    unavailable = []
+    if not space.dialog_open:
+        if not space.can_scroll_up and not space.can_scroll_down:
+            unavailable.append("scroll (the whole page is in view)")
+        elif not space.can_scroll_down:
+            unavailable.append("scroll [down] (the page is at its bottom)")
+        elif not space.can_scroll_up:
+            unavailable.append("scroll [up] (the page is at its top)")
+    if not space.can_go_back:
+        unavailable.append("go_back (there is no previous page)")
+    if not space.can_go_forward:
+        unavailable.append("go_forward (there is no next page)")
+    if space.tab_count == 1:
+        unavailable.append("tab_focus and close_tab (only one tab is open)")
+    if page is not None and not space.dialog_open and not any(e.role in SELECT_ROLES for e in page.elements.values()):
+        unavailable.append("select_option (no list of options on this page)")
+    return unavailable
+
+
 def validate_action(action: Action, page: PageView | None, space: ActionSpace = ActionSpace()) -> str | None:
     """None when the action can run here, else the reason, phrased for the model."""
     tab_count = space.tab_count
