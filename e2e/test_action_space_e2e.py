@@ -36,8 +36,9 @@ def _act(action: str) -> str:
 
 
 def wandering_script(origin: str) -> Script:
-    """On the home page every generator first proposes moves the page cannot take: go back in a fresh tab, scroll up
-    at the top, an address that answers 404; each refusal's reason leads to the next try, the last one works."""
+    """On the home page every generator first proposes moves the page cannot take (as a model that ignores the
+    prompt's NOT POSSIBLE HERE line would): go back in a fresh tab, scroll up at the top, an address that answers
+    404; each refusal's reason leads to the next try, the last one works."""
     objective = f"OBJECTIVE: {TASK}"
     judge = "The proposal is judged.\nChecklist 1: In Progress"
     rules = [
@@ -47,9 +48,11 @@ def wandering_script(origin: str) -> Script:
         Rule(name="judge", when_contains=["Proposed step:"], reply=judge),
         Rule(name="after 404: the real address", when_contains=["answers HTTP 404"], search_in="last_user",
              reply=_act(f"goto [{origin}/category/garden]")),
-        Rule(name="at the top: a wrong address", when_contains=["already at the top"], search_in="last_user",
+        Rule(name="at the top: a wrong address", when_contains=["cannot be done: the page is already at the top"],
+             search_in="last_user",
              reply=_act(f"goto [{origin}/no-such-page]")),
-        Rule(name="no history: scroll up", when_contains=["no previous page"], search_in="last_user",
+        Rule(name="no history: scroll up", when_contains=["cannot be done: there is no previous page"],
+             search_in="last_user",
              reply=_act("scroll [up]")),
         Rule(name="garden: answer", when_contains=[objective], search_in="last_user",
              when_regex=r"URL: \S*/category/garden", reply=_act(f"stop [{{{{match: {PRICE}}}}}]")),
@@ -132,6 +135,10 @@ def test_impossible_moves_are_refused_with_reasons_before_anything_runs(
                    "`scroll [up]` cannot be done: the page is already at the top",
                    f"`goto [{missing}]` cannot be done: {missing} answers HTTP 404"):
         assert any(text.startswith(reason) for text in feedback), (reason, feedback[-6:])
+    # The first prompt had said what the home page does not allow (WebOperator's dynamic action space).
+    told = [text for text in feedback if "NOT POSSIBLE HERE: " in text]
+    assert told and "go_back (there is no previous page)" in told[0]
+    assert "scroll [up] (the page is at its top)" in told[0]
     # None of them ran in the user's tab: the one step taken is the address that works, then the answer.
     steps = [s.action for s in result.steps]
     assert steps == [f"goto [{shop.base_url}/category/garden]", f"stop [{result.answer}]"]
