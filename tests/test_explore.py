@@ -177,3 +177,13 @@ def test_an_address_on_the_site_that_does_not_load_is_refused_with_the_reason(tm
     assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
     assert f"`goto [{dead}]` was not run: {dead} answers HTTP 404" in prompts[1].last
     assert check.asked == [dead] and len(episode.demos) == 1
+
+
+def test_going_to_the_page_the_tab_shows_is_refused(tmp_path: Path) -> None:
+    """A real 1.5B model's first two exploring moves were `goto` the home page it was on: they teach nothing."""
+    run, _, prompts = run_episode(tmp_path, {
+        HOME_URL: [act("goto [https://books.example]"), act("click [1]")], BOOKS_URL: [act("click [2]")],
+        ORCHARD_URL: [act("stop [done]")]})
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert "`goto [https://books.example]` was not run: the tab already shows this page" in prompts[1].last
+    assert "not exploring `goto [https://books.example]`: the tab already shows this page" in run.shown

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,7 +62,8 @@ class ExploreConfig(BaseModel):
     min_score: int = Field(default=4, ge=1, le=5)
     # Seconds the tab rests after each action (NNetNav: at least 0.5 s on live sites).
     delay_s: float = Field(default=0.5, ge=0.0)
-    max_invalid_in_a_row: int = Field(default=3, ge=1)
+    # WebOperator gives a generator 5 tries at a valid action; a small model exploring needs them.
+    max_invalid_in_a_row: int = Field(default=5, ge=1)
     temperature: float = 1.0
     history: int = Field(default=5, ge=0)
     prompt: PromptConfig = PromptConfig()
@@ -74,6 +76,22 @@ class _Kept:
     score: int
     # How many of the episode's steps the instruction covers.
     length: int
+
+
+def _teaches_nothing(action: Action, node: Node, min_actions: int) -> str | None:
+    """Why a move a small model makes while exploring would teach nothing, or None: a stop before the first labelling
+    (NNetNav asks for at least 4 actions before one; `search` lets later stops end the episode), or an address the tab
+    already shows."""
+    if isinstance(action, Stop):
+        return f"explore further first; stop only after at least {min_actions} actions"
+    if isinstance(action, Goto) and action.url and _page_address(action.url) == _page_address(node.url):
+        return "the tab already shows this page; open another page of the site"
+    return None
+
+
+def _page_address(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
 
 
 def account_control(action: Action, page: PageView | None) -> str | None:
@@ -124,15 +142,8 @@ class ExploreEpisode:
                 invalid, previous = invalid + 1, f"your answer had no valid action ({exc})"
                 continue
             action = parsed.action
-            if isinstance(action, Stop):
-                if len(steps) >= config.relabel_every:
-                    break
-                # NNetNav asks for at least 4 actions before a stop: fewer teach nothing (nothing is labelled yet).
-                ctx.roles.policy.noted("invalid_action")
-                invalid = invalid + 1
-                previous = (f"`{action.to_text()}` was not run: explore further first; stop only after at least "
-                            f"{config.relabel_every} actions")
-                continue
+            if isinstance(action, Stop) and len(steps) >= config.relabel_every:
+                break
             checked = await self._check(ctx, node, action)
             if not isinstance(checked, ActionClass):  # (ActionClass is a str enum: test for it, not for str)
                 await ctx.trace.progress(f"not exploring `{action.to_text()}`: {checked}")
@@ -166,6 +177,10 @@ class ExploreEpisode:
 
     async def _check(self, ctx: SearchContext, node: Node, action: Action) -> ActionClass | str:
         """The class of an action that may run while exploring, or why it may not."""
+        teaches_nothing = _teaches_nothing(action, node, self.config.relabel_every)
+        if teaches_nothing is not None:
+            ctx.roles.policy.noted("invalid_action")
+            return teaches_nothing
         refusal = validate_action(action, node.page, node.space)
         if refusal is not None:
             ctx.roles.policy.noted(mistake_of(action, node.page))
