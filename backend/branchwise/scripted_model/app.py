@@ -63,6 +63,13 @@ class InFlight:
     peak: int = 0
 
 
+@dataclass
+class PromptCache:
+    """The last prompt answered: a llama.cpp-like server has its start in its one slot's cache."""
+
+    last: str = ""
+
+
 @dataclass(frozen=True)
 class ServerState:
     config: ServerConfig
@@ -70,8 +77,7 @@ class ServerState:
     log: RequestLog
     faults: FailureQueue
     in_flight: InFlight = field(default_factory=InFlight)
-    # The last prompt answered, whose start a llama.cpp-like server has in its cache.
-    cached_prompt: list[str] = field(default_factory=lambda: [""])
+    cache: PromptCache = field(default_factory=PromptCache)
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,7 @@ def _cached_tokens(state: ServerState, text: str) -> int | None:
     """llama.cpp's prompt cache, roughly: the tokens of the start this prompt shares with the previous one."""
     if state.config.context_tokens is None:
         return None
-    previous, state.cached_prompt[0] = state.cached_prompt[0], text
+    previous, state.cache.last = state.cache.last, text
     shared = len(os.path.commonprefix([previous, text]))
     return approx_tokens(text[:shared]) if shared else 0
 
