@@ -38,7 +38,8 @@ SCRIPT = Script.model_validate({"rules": [{"name": "any", "reply": "stop [done]"
 def test_llama_cpp_props_give_context_slots_tokenizer_and_progress() -> None:
     facts = llama_cpp_facts(LLAMA_PROPS, "http://127.0.0.1:8080")
     assert facts == EndpointFacts(server="llama.cpp", context_tokens=8192, parallel=1,
-                                  tokenize_url="http://127.0.0.1:8080/tokenize", prompt_progress=True)
+                                  tokenize_url="http://127.0.0.1:8080/tokenize", prompt_progress=True,
+                                  fresh_connections=True)
     assert llama_cpp_facts({"object": "list"}, "http://x") is None
 
 
@@ -54,10 +55,10 @@ def test_the_server_root_is_beside_v1() -> None:
 
 
 def test_fitting_takes_the_servers_facts_and_the_users_context_first() -> None:
-    facts = EndpointFacts("llama.cpp", 4096, 1, "http://x/tokenize", True)
+    facts = EndpointFacts("llama.cpp", 4096, 1, "http://x/tokenize", True, fresh_connections=True)
     fitted = fitted_config(LLMConfig(), facts)
-    assert (fitted.context_tokens, fitted.max_concurrency, fitted.tokenize_url, fitted.prompt_progress) == (
-        4096, 1, "http://x/tokenize", True)
+    assert (fitted.context_tokens, fitted.max_concurrency, fitted.tokenize_url, fitted.prompt_progress,
+            fitted.fresh_connections) == (4096, 1, "http://x/tokenize", True, True)
     assert fitted_config(LLMConfig(), facts, context_tokens=2048).context_tokens == 2048
     unknown = fitted_config(LLMConfig(max_concurrency=4), EndpointFacts())
     assert (unknown.context_tokens, unknown.max_concurrency, unknown.prompt_progress) == (8192, 4, False)
@@ -67,7 +68,7 @@ def test_probing_a_llama_cpp_like_server_over_http() -> None:
     with ScriptedModelServer(SCRIPT, ServerConfig(context_tokens=2048, slots=2)) as server:
         facts = asyncio.run(probe_endpoint(LLMConfig(base_url=server.base_url)))
         root = server_root(server.base_url)
-    assert facts == EndpointFacts("llama.cpp", 2048, 2, f"{root}/tokenize", True)
+    assert facts == EndpointFacts("llama.cpp", 2048, 2, f"{root}/tokenize", True, fresh_connections=True)
 
 
 def test_a_server_that_says_nothing_keeps_the_defaults() -> None:
@@ -148,3 +149,28 @@ def test_a_tokenizer_that_could_not_be_reached_is_tried_again(caplog: pytest.Log
         # The first call's two tries are dropped (an estimate: 400 / 4 + 4), the second's first try: counted after.
         assert asyncio.run(run()) == [104, 7, 7]
     assert sum("estimating them from characters this time" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_a_llama_cpp_endpoint_gets_a_new_connection_for_every_request(fresh: bool) -> None:
+    """llama.cpp's server dropped some reused keep-alive connections without an answer; other servers keep them."""
+    async def run() -> list[bytes]:
+        heads: list[bytes] = []
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            heads.append((await reader.readuntil(b"\r\n\r\n")).lower())
+            body = b'{"tokens": [1, 2, 3]}'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        root = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        config = LLMConfig(base_url=f"{root}/v1", tokenize_url=f"{root}/tokenize", fresh_connections=fresh)
+        async with server, LLMClient(config) as client:
+            await client.count_tokens([ChatMessage(role="user", content="x")])
+        return heads
+
+    [head] = asyncio.run(run())
+    assert (b"\r\nconnection: close\r\n" in head) == fresh

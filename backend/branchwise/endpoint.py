@@ -31,6 +31,8 @@ class EndpointFacts:
     parallel: int | None = None
     tokenize_url: str | None = None
     prompt_progress: bool = False
+    # Whether each request should get a connection of its own (llama.cpp: LLMConfig.fresh_connections says why).
+    fresh_connections: bool = False
 
 
 def server_root(base_url: str) -> str:
@@ -50,7 +52,7 @@ def llama_cpp_facts(props: Mapping[str, Any], root: str) -> EndpointFacts | None
         return None
     return EndpointFacts(server="llama.cpp", context_tokens=_positive(settings.get("n_ctx")),
                          parallel=_positive(props.get("total_slots")), tokenize_url=f"{root}/tokenize",
-                         prompt_progress=True)
+                         prompt_progress=True, fresh_connections=True)
 
 
 def vllm_facts(models: Sequence[Mapping[str, Any]], model: str) -> EndpointFacts | None:
@@ -91,7 +93,8 @@ async def probe_endpoint(config: LLMConfig) -> EndpointFacts:
 def fitted_config(config: LLMConfig, facts: EndpointFacts, context_tokens: int | None = None) -> LLMConfig:
     """`config` sized to the server: its context (unless `context_tokens`, the user's, says otherwise), no more
     requests at once than it decodes, and its token counting and progress reports where it offers them."""
-    update: dict[str, Any] = {"prompt_progress": facts.prompt_progress, "tokenize_url": facts.tokenize_url}
+    update: dict[str, Any] = {"prompt_progress": facts.prompt_progress, "tokenize_url": facts.tokenize_url,
+                              "fresh_connections": facts.fresh_connections}
     chosen = context_tokens or facts.context_tokens
     if chosen is not None:
         update["context_tokens"] = chosen
