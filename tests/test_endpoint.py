@@ -123,54 +123,46 @@ def test_a_server_that_cannot_count_is_not_asked_again(caplog: pytest.LogCapture
     assert sum("did not count tokens" in r.getMessage() for r in caplog.records) == 1
 
 
-def test_a_tokenizer_that_could_not_be_reached_is_tried_again(caplog: pytest.LogCaptureFixture) -> None:
-    """llama.cpp closes an idle keep-alive connection as the client reuses it: the request is tried once more, and a
-    call that still fails is estimated from characters without giving up on the server's counts for later calls."""
-    async def run() -> list[int]:
-        drops = [3]
+class Tokenizer:
+    """A bare HTTP server answering /tokenize with three tokens; it drops the first `drops` connections unanswered
+    and keeps each request's head (lower-cased)."""
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await reader.readuntil(b"\r\n\r\n")
-            if drops[0]:
-                drops[0] -= 1
-            else:
-                body = b'{"tokens": [1, 2, 3]}'
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-                await writer.drain()
-            writer.close()
+    def __init__(self, drops: int = 0) -> None:
+        self.drops = drops
+        self.heads: list[bytes] = []
 
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.heads.append((await reader.readuntil(b"\r\n\r\n")).lower())
+        if self.drops:
+            self.drops -= 1
+        else:
+            body = b'{"tokens": [1, 2, 3]}'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+        writer.close()
+
+    async def counts(self, calls: int, **config: object) -> list[int]:
+        server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
         root = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        async with server, LLMClient(LLMConfig(base_url=f"{root}/v1", tokenize_url=f"{root}/tokenize")) as client:
-            return [await client.count_tokens([ChatMessage(role="user", content="x" * 400)]) for _ in range(3)]
+        settings = LLMConfig.model_validate({"base_url": f"{root}/v1", "tokenize_url": f"{root}/tokenize"} | config)
+        async with server, LLMClient(settings) as client:
+            return [await client.count_tokens([ChatMessage(role="user", content="x" * 400)]) for _ in range(calls)]
 
+
+def test_a_tokenizer_that_could_not_be_reached_is_tried_again(caplog: pytest.LogCaptureFixture) -> None:
+    """A dropped connection is tried once more, and a call that still fails is estimated from characters without
+    giving up on the server's counts for later calls."""
     with caplog.at_level(logging.WARNING):
         # The first call's two tries are dropped (an estimate: 400 / 4 + 4), the second's first try: counted after.
-        assert asyncio.run(run()) == [104, 7, 7]
+        assert asyncio.run(Tokenizer(drops=3).counts(3)) == [104, 7, 7]
     assert sum("estimating them from characters this time" in r.getMessage() for r in caplog.records) == 1
 
 
 @pytest.mark.parametrize("fresh", [True, False])
 def test_a_llama_cpp_endpoint_gets_a_new_connection_for_every_request(fresh: bool) -> None:
     """llama.cpp's server dropped some reused keep-alive connections without an answer; other servers keep them."""
-    async def run() -> list[bytes]:
-        heads: list[bytes] = []
-
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            heads.append((await reader.readuntil(b"\r\n\r\n")).lower())
-            body = b'{"tokens": [1, 2, 3]}'
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-            await writer.drain()
-            writer.close()
-
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        root = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        config = LLMConfig(base_url=f"{root}/v1", tokenize_url=f"{root}/tokenize", fresh_connections=fresh)
-        async with server, LLMClient(config) as client:
-            await client.count_tokens([ChatMessage(role="user", content="x")])
-        return heads
-
-    [head] = asyncio.run(run())
+    tokenizer = Tokenizer()
+    asyncio.run(tokenizer.counts(1, fresh_connections=fresh))
+    [head] = tokenizer.heads
     assert (b"\r\nconnection: close\r\n" in head) == fresh
