@@ -9,21 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from branchwise.actions import Action
+from branchwise.actions import Action, Stop
 from branchwise.agent.env import ExecResult
+from branchwise.agent.records import RunResult
 from branchwise.core.budget import BudgetExhausted, Limits, RunBudget
+from branchwise.core.classes import ActionClass
 from branchwise.core.requests import ExpectedRequest
 from branchwise.core.usage import Usage
 from branchwise.llm import ChatMessage
 from branchwise.search.action_aware import ActionAwareConfig, ActionAwareSearch
+from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.best_first import BestFirstConfig, BestFirstSearch
+from branchwise.search.context import SearchContext, SearchOutcome, start_node
+from branchwise.search.frontier import FrontierItem
 from branchwise.search.profiles import PROFILES, search_config
-from branchwise.search.roles import RoleModel
+from branchwise.search.roles import ModelRoles, RoleModel
 from branchwise.search.value import ValueConfig
 
 from agents import greedy_agent
-from fake_models import FakeModel
-from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, SiteEnv, act, by_page, search_site, verdict
+from fake_models import Call, FakeModel, Reply
+from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, SiteEnv, act, by_page, page_of, search_site, verdict
 
 MESSAGES = [ChatMessage(role="user", content="x" * 400)]
 
@@ -147,6 +152,67 @@ def test_action_aware_asks_one_generator_near_the_end_and_one_vote_then_stops(tm
     # One generator per page (of three), and a stop one generator proposed is taken.
     assert [c.last.split("URL: ")[1].split("\n")[0] for c in run.policy.calls] == [HOME_URL, BOOKS_URL, ORCHARD_URL]
     assert run.outcome.status == "finished" and run.outcome.answer == "1997"
+
+
+def limited_best_first(on_track: str) -> RunResult:
+    """best_first proposes `stop [1997]` and `click [1]` on the home page; the value judges the home page and the
+    answer with `on_track` (failure, so the search goes on), and the run's call limit strikes when the Books page is
+    judged."""
+    def respond(call: Call) -> Reply:
+        if "OBJECTIVE:" in call.last:
+            return [act("stop [1997]"), act("click [1]")] if page_of(call) == HOME_URL else act("click [2]")
+        if page_of(call) == BOOKS_URL:
+            return BudgetExhausted("the run's 5 model calls are spent")
+        return verdict("failure", on_track)
+
+    options = BestFirstConfig(candidates=2, branching=2, value=ValueConfig(n=1))
+    agent = SearchAgent(ModelRoles.shared(FakeModel(respond)), None,
+                        SearchConfig(strategy="best_first", options=options))
+    return asyncio.run(agent.run("Find the year", SiteEnv(), _Quiet()))  # type: ignore[arg-type]
+
+
+def test_a_limit_that_stops_a_search_gives_the_best_answer_it_had_found() -> None:
+    """Koh et al. commit to the best trajectory found when the budget runs out: a real 1.5B model's best_first had
+    proposed the right answer at its first step (judged 0.60) and failed at the time limit with none."""
+    result = limited_best_first(on_track="yes")
+    assert (result.status, result.answer) == ("finished", "1997")
+    assert result.reason.startswith("stopped: the run's 5 model calls are spent (used ")
+    assert "; answered with the best answer the search had found (#1, scored 0.50, read on #0 " in result.reason
+    assert result.steps[-1].action == "stop [1997]"
+
+
+def test_a_limit_that_stops_a_search_without_a_good_enough_answer_fails() -> None:
+    result = limited_best_first(on_track="no")
+    assert (result.status, result.answer) == ("failed", "")
+    assert result.reason.startswith("stopped: the run's 5 model calls are spent") and "answered" not in result.reason
+
+
+class _StopsWaiting:
+    """A strategy that leaves two answers waiting in the frontier (as action_aware does when a step scored higher)
+    when the run's limit strikes."""
+
+    name = "waiting"
+    backtracks = False
+
+    def __init__(self, rewards: tuple[float, float]) -> None:
+        self.rewards = rewards
+
+    async def search(self, ctx: SearchContext) -> SearchOutcome:
+        root = await start_node(ctx)
+        for answer, reward in zip(("1996", "1997"), self.rewards, strict=True):
+            action = Stop(answer)
+            ctx.state.frontier.append(FrontierItem(node_id=root.id, action=action, action_text=action.to_text(),
+                                                   action_class=ActionClass.TERMINATING, reward=reward))
+        raise BudgetExhausted("the run's time limit (1m00s) is reached")
+
+
+@pytest.mark.parametrize(("rewards", "answer"), [((0.55, 0.8), "1997"), ((0.3, 0.45), "")])
+def test_a_limit_gives_the_best_answer_waiting_in_the_frontier(rewards: tuple[float, float], answer: str) -> None:
+    agent = SearchAgent(ModelRoles.shared(FakeModel.always("unused")), None, SearchConfig(strategy="greedy"),
+                        strategy=_StopsWaiting(rewards))
+    result = asyncio.run(agent.run("Find the year", SiteEnv(), _Quiet()))  # type: ignore[arg-type]
+    assert result.answer == answer and result.status == ("finished" if answer else "failed")
+    assert ("scored 0.80" in result.reason) == bool(answer)
 
 
 def test_profiles_laptop_by_default_and_the_papers_settings_by_name() -> None:

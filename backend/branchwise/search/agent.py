@@ -42,6 +42,7 @@ from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
 from .resume import ResumePoint, resume_into
 from .roles import ModelRoles
 from .state import SearchState
+from .step import answer_found
 from .strategies import strategy_spec
 from .trace import SearchTrace
 from .tree import SearchTree
@@ -164,7 +165,7 @@ class SearchAgent:
         except LLMError as exc:
             outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
         except BudgetExhausted as exc:
-            outcome = ctx.failed(f"stopped: {exc} (used {budget.describe()})")
+            outcome = await answer_found(ctx, f"{exc} (used {budget.describe()})")
         except (LostTrack, RecordLost) as exc:
             outcome = SearchOutcome("failed", reason=str(exc))
         except ExtensionError as exc:

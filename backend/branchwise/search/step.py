@@ -22,7 +22,7 @@ from ..core.classes import ActionClass, Classification
 from ..protocol import NavigationInfo
 from ..safety.postcheck import post_check
 from ..safety.sites import SiteRefused
-from .context import LostTrack, SearchContext, ask_approval, live_action, node_from_view, record_step
+from .context import LostTrack, SearchContext, SearchOutcome, ask_approval, live_action, node_from_view, record_step
 from .frontier import FrontierItem
 from .snapshot import settled_view, state_key
 from .tree import Node
@@ -174,6 +174,37 @@ def stop_node(ctx: SearchContext, parent: Node, item: FrontierItem) -> Node:
         tabs=parent.tabs, active_tab=parent.active_tab, state=parent.state, action=item.action,
         action_text=item.action_text, action_class=ActionClass.TERMINATING, thought=item.thought,
         reward=item.reward, status="terminal", answer=item.action.answer))
+
+
+# How well the search must have judged an answer for a run its limit ends to give it: "on the right track" in
+# best_first's value terms (action_aware's process reward and mcts's appraisal are on the same 0-1 scale).
+LIMIT_ANSWER_SCORE = 0.5
+
+
+async def answer_found(ctx: SearchContext, why: str) -> SearchOutcome:
+    """How a run ends that a limit (time, calls, tokens) stopped mid-search: with the best answer the search had
+    found, as Koh et al. commit to the best trajectory found when the budget runs out, if it was judged at least
+    LIMIT_ANSWER_SCORE; else failed with `why`. The answers are the stop nodes below the root (scored by their value,
+    else their reward) and the stops still waiting in the frontier (their reward). The limit is spent, so the tab is
+    not moved: the reason says where the answer was read."""
+    tree = ctx.state.tree
+    scored: list[tuple[float, int, Node | FrontierItem]] = [
+        (n.value if n.value is not None else n.reward or 0.0, -n.id, n) for n in tree
+        if n.status == "terminal" and n.answer is not None and tree.is_below_root(n.id)]
+    scored += [(item.reward, -item.node_id, item) for item in ctx.state.frontier
+               if isinstance(item.action, Stop) and item.node_id in tree.nodes and tree.is_below_root(item.node_id)]
+    if not scored or max(s for s, _, _ in scored) < LIMIT_ANSWER_SCORE:
+        return ctx.failed(f"stopped: {why}")
+    score, _, best = max(scored, key=lambda entry: entry[:2])
+    end = best if isinstance(best, Node) else stop_node(ctx, tree[best.node_id], best)
+    assert end.parent_id is not None
+    note = (f"stopped: {why}; answered with the best answer the search had found (#{end.id}, scored {score:.2f}, "
+            f"read on #{end.parent_id} {tree[end.parent_id].url})")
+    await ctx.trace.progress(note)
+    await ctx.trace.node(end)
+    await record_step(ctx, end)
+    await ctx.trace.chose([n.id for n in tree.lineage(end.id)])
+    return SearchOutcome("finished", answer=end.answer or "", reason=note)
 
 
 async def answer_at(ctx: SearchContext, end: Node) -> None:
