@@ -4,6 +4,7 @@ finished runs), ranked against the task and the page; without the flag, none."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from branchwise.search.value import ValueConfig
 from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore
 
 from fake_models import Call
-from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, TASK, act, page_of, search_site, verdict
+from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, TASK, SiteRun, act, page_of, search_site, verdict
 from test_mcts import Pilot, agent
 
 DEMO = "Find when The Quiet Orchard was published"
@@ -39,10 +40,9 @@ def strategies() -> dict[str, SearchStrategy]:
             "mcts": MctsSearch(MctsConfig(simulate=False))}
 
 
-@pytest.mark.parametrize("name", ["greedy", "best_first", "mcts"])
-@pytest.mark.parametrize("examples", [True, False])
-def test_every_strategys_policy_prompt_shows_the_sites_demonstrations_with_examples(
-        tmp_path: Path, name: str, examples: bool) -> None:
+def walk_the_site(tmp_path: Path, name: str, **options: Any) -> SiteRun:
+    """Strategy `name` finds when The Quiet Orchard was published (Home, Books, the book; mcts by its pilot);
+    `options`: search_site's."""
     pilot = Pilot()
     walk = {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")}
 
@@ -52,7 +52,14 @@ def test_every_strategys_policy_prompt_shows_the_sites_demonstrations_with_examp
     def value(call: Call) -> str:
         return pilot.value(call) if name == "mcts" else verdict("success" if "1997" in call.last else "failure")
 
-    run = search_site(tmp_path, strategies()[name], policy, value, examples=examples, before=demos)
+    return search_site(tmp_path, strategies()[name], policy, value, **options)
+
+
+@pytest.mark.parametrize("name", ["greedy", "best_first", "mcts"])
+@pytest.mark.parametrize("examples", [True, False])
+def test_every_strategys_policy_prompt_shows_the_sites_demonstrations_with_examples(
+        tmp_path: Path, name: str, examples: bool) -> None:
+    run = walk_the_site(tmp_path, name, examples=examples, before=demos)
     assert run.outcome.answer == "1997"
     prompts = [c for c in run.policy.calls if agent(c) == "explorer"]
     assert prompts
@@ -94,16 +101,7 @@ def test_without_past_runs_only_the_demonstrations_are_retrieved(tmp_path: Path,
 @pytest.mark.parametrize("name", ["greedy", "best_first", "mcts"])
 def test_every_strategys_policy_prompt_says_what_the_page_does_not_allow(tmp_path: Path, name: str) -> None:
     """The fake site's tab is the only one, and its pages have no list of options."""
-    pilot = Pilot()
-    walk = {HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [1997]")}
-
-    def policy(call: Call) -> str:
-        return walk[page_of(call)] if name != "mcts" else pilot.policy(call)
-
-    def value(call: Call) -> str:
-        return pilot.value(call) if name == "mcts" else verdict("success" if "1997" in call.last else "failure")
-
-    run = search_site(tmp_path, strategies()[name], policy, value)
+    run = walk_the_site(tmp_path, name)
     prompts = [c.last for c in run.policy.calls if agent(c) == "explorer"]
     assert prompts and all("NOT POSSIBLE HERE: " in text and "tab_focus and close_tab (only one tab is open)" in text
                            and "select_option (no list of options on this page)" in text for text in prompts)
