@@ -268,12 +268,47 @@ def test_cot_takes_fence_after_phrase() -> None:
     assert "next action" not in parsed.thought
 
 
-def test_cot_uses_last_phrase_and_first_fence_after_it() -> None:
+# Two real Qwen2.5-Coder-1.5B replies (bench-real, task 3002): a plan of later steps, each with the phrase, cut at the
+# token limit; and a second reply after the first. The first phrase's action is the one for this step.
+RUN_ON_PLAN = (
+    "Let's think step-by-step. The objective is to find the Rate Limiter project and count its open issues.\n\n"
+    "1. Navigate to the \"Projects\" page:\n"
+    "   - In summary, the next action I will perform is ```goto http://127.0.0.1:40681/projects```\n\n"
+    "2. Find the Rate Limiter project:\n   - In summary, the next action I will perform is ```click [411]```\n\n"
+    "3. Count the open issues:\n   - In summary, the next action I will perform is ```click [438]```\n\n"
+    "4. Count the open issues:\n    -"
+)
+SECOND_REPLY = (
+    "Let's think step-by-step. The project is not on this screen. In summary, the next action I will perform is "
+    "```scroll [down]```\n\nLet's think step-by-step. We need to find the Rate Limiter project.\n"
+    "I will stop when I have counted them. In summary, the next action I will perform is ```stop [52]```"
+)
+
+
+@pytest.mark.parametrize(("text", "action", "rest"), [
+    (RUN_ON_PLAN, Goto("http://127.0.0.1:40681/projects"), "In summary, the next action I will perform is ```click"),
+    (SECOND_REPLY, Scroll("down"), "In summary, the next action I will perform is ```stop [52]```"),
+])
+def test_cot_takes_the_first_phrase_and_drops_the_rest(text: str, action: Action, rest: str) -> None:
+    parsed = parse_response(text)
+    assert parsed.action == action
+    assert parsed.dropped.startswith(rest)
+    assert "next action" not in parsed.thought
+
+
+def test_cot_skips_a_phrase_whose_action_does_not_read() -> None:
     text = (
-        "Earlier plan: the next action I will perform is ```click [1]```. Revised: in summary, the next action I will "
-        "perform is ```type [5] [shoes] [1]``` which submits ```shoes```."
+        "I must end with the next action I will perform is ```<action>```. The search box is [5], so in summary, "
+        "the next action I will perform is ```type [5] [shoes] [1]``` which submits ```shoes```."
     )
-    assert parse_response(text).action == Type(5, "shoes", True)
+    parsed = parse_response(text)
+    assert parsed.action == Type(5, "shoes", True)
+    assert parsed.dropped == ""
+
+
+def test_cot_fence_belongs_to_its_own_phrase() -> None:
+    text = "The next action I will perform is: `scroll [down]`.\nOr the next action I will perform is ```click [3]```"
+    assert parse_response(text).action == Scroll("down")
 
 
 def test_cot_phrase_without_fence_reads_rest_of_line() -> None:

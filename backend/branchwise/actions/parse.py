@@ -83,26 +83,50 @@ def read_action(text: str) -> tuple[Action, str]:
 def parse_response(text: str) -> ParsedResponse:
     """Split a model reply into its reasoning and its action.
 
-    The action is taken from the fence right after the last "the next action I will perform is" (or, with no fence
-    there, the rest of that line); without the phrase, from the last ``` fence; without fences, from the last line.
-    An unclosed final fence (a reply cut at a stop sequence) counts as a fence.
+    The action is taken from the fence right after the first "the next action I will perform is" whose action reads
+    (or, with no fence there, the rest of that line); without the phrase, from the last ``` fence; without fences, from
+    the last line. An unclosed final fence (a reply cut at a stop sequence) counts as a fence.
+
+    The first phrase, not the last: a small model goes on after its answer, with a plan of later steps that each end
+    in the phrase, or with a second reply (Qwen2.5-Coder-1.5B did both). The action for now is the first one, as
+    WebArena's parser takes the first fence; the later ones are `dropped`.
     """
-    thought, snippet = _split_response(text)
+    phrases = list(_PHRASE.finditer(text))
+    first_error: ActionParseError | None = None
+    for index, phrase in enumerate(phrases):
+        following = phrases[index + 1].start() if index + 1 < len(phrases) else len(text)
+        snippet = _after_phrase(text[phrase.end():following])
+        if not snippet.strip():
+            continue
+        try:
+            action, dropped = read_action(snippet)
+        except ActionParseError as exc:
+            first_error = first_error or exc
+            continue
+        if index + 1 < len(phrases) and not dropped:
+            dropped = text[phrases[index + 1].start():].strip()
+        return ParsedResponse(text[: phrase.start()].strip(), action, snippet.strip(), dropped)
+    if first_error is not None:
+        raise first_error
+    if phrases:
+        raise ActionParseError(_NO_ACTION)
+    thought, snippet = _split_unphrased(text)
     if not snippet.strip():
         raise ActionParseError(_NO_ACTION)
     action, dropped = read_action(snippet)
     return ParsedResponse(thought.strip(), action, snippet.strip(), dropped)
 
 
-def _split_response(text: str) -> tuple[str, str]:
-    phrases = list(_PHRASE.finditer(text))
-    if phrases:
-        phrase = phrases[-1]
-        after = text[phrase.end() :]
-        parts = after.split(_FENCE)
-        if len(parts) > 1:
-            return text[: phrase.start()], _strip_language_tag(parts[1])
-        return text[: phrase.start()], next((line for line in after.splitlines() if line.strip()), "")
+def _after_phrase(after: str) -> str:
+    """What the phrase introduces (`after`: the text up to the next phrase): the fence after it, or the rest of its
+    line."""
+    parts = after.split(_FENCE)
+    if len(parts) > 1:
+        return _strip_language_tag(parts[1])
+    return next((line for line in after.splitlines() if line.strip()), "")
+
+
+def _split_unphrased(text: str) -> tuple[str, str]:
     parts = text.split(_FENCE)
     if len(parts) > 1:
         # An even number of fences leaves the last closed block at parts[-2]; an odd one means the last is unclosed.
