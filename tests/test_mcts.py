@@ -209,6 +209,25 @@ def test_ids_not_on_the_page_are_counted_and_never_run_and_the_node_is_given_up(
     assert run.roles.mistakes() == {"policy": {"unknown_element": 2}}
 
 
+def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_told(tmp_path: Path) -> None:
+    """Hovering Orchard's link leaves Books as it was: no node to appraise or explore from, and the Explorer's next
+    prompt there names it as tried (a real 1.5B model clicked one article three times in a row)."""
+    def explorer(call: Call) -> str:
+        if page_of(call) == BOOKS_URL:
+            return act("click [2]" if "tried from this page (choose a different action): hover [2]" in objective(call)
+                       else "hover [2]")
+        return {HOME_URL: act("click [1]"), ORCHARD_URL: act("stop [done]")}.get(page_of(call), act("go_back"))
+
+    pilot = Pilot(explorer=explorer)
+    run = run_pilot(tmp_path, pilot)
+    assert run.outcome.answer == "1997"
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "hover [2]"), (BOOKS_URL, "click [2]")]
+    assert [url_after(c) for c in pilot.calls["appraiser"]] == [BOOKS_URL, ORCHARD_URL]
+    hover = next(n for n in run.stored.nodes if n.action_text == "hover [2]")
+    assert hover.status == "dead"
+    assert hover.node_id not in run.stored.trajectory
+
+
 def test_an_unreadable_plan_makes_the_whole_task_one_subtask(tmp_path: Path) -> None:
     pilot = Pilot(plans=["I will look around the site."])
     run = run_pilot(tmp_path, pilot)

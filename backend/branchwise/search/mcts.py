@@ -161,9 +161,9 @@ class _Run:
         self.agents = config.agents.fitted(self.prompt)
         # The last extraction found nothing: a run that gives up then answers N/A instead of nothing.
         self.not_found = False
-        # The actions the user refused at each node, for the whole run (every attempt and plan): never asked about
-        # again, and named to the Explorer as tried.
-        self.refused: dict[int, list[str]] = {}
+        # The actions not to take again at each node, for the whole run (every attempt and plan), named to the
+        # Explorer as tried: the ones the user refused (never asked about again) and the ones that changed nothing.
+        self.avoid: dict[int, list[str]] = {}
 
     # -- global -------------------------------------------------------------------------------------------------
 
@@ -358,7 +358,7 @@ class _Run:
             await ctx.trace.progress(f"cannot explore from #{node.id} again: {why}")
             return None
         # An earlier attempt's children are states this attempt may go to again, not actions to avoid.
-        tried = [self.tree[c].action_text for c in node.children if c in sub.stats.own] + self.refused.get(node.id, [])
+        tried = [self.tree[c].action_text for c in node.children if c in sub.stats.own] + self.avoid.get(node.id, [])
         reflections = [sub.strategic]
         if node.id in sub.reflections:
             reflections.append(sub.reflections[node.id].child)
@@ -423,14 +423,29 @@ class _Run:
         # the way back from a detour (a link home) must be an action it can take.
         step = await advance(ctx, node, item, recognise_revisits=False)
         if step.node is None and item.action_text in ctx.denied:
-            self.refused.setdefault(node.id, []).append(item.action_text)
+            self.avoid.setdefault(node.id, []).append(item.action_text)
         sub.nodes += 1
         if step.node is not None:
             sub.made.add(step.node.id)
         if step.node is None or (step.node.status == "dead" and not step.changed_site):
             self._failed_try(sub, node, step.reason or f"`{item.action_text}` failed")
             return None
+        if not step.changed_site and step.node.state and step.node.state == node.state:
+            await self._changed_nothing(sub, node, step.node)
+            return None
         return _Expanded(step.node, step.changed_site)
+
+    async def _changed_nothing(self, sub: _Subsearch, node: Node, child: Node) -> None:
+        """`child` shows the page `node` showed (a click on plain text, a hover without effect): a revisit of `node`,
+        with nothing to appraise. The Explorer is told, or it proposes the same action there again (Qwen2.5-Coder-1.5B
+        clicked one article three times in a row)."""
+        child.status, child.same_as = "dead", node.id
+        self.ctx.state.current = node.id
+        self.avoid.setdefault(node.id, []).append(child.action_text)
+        await self.ctx.trace.node(child)
+        await self.ctx.trace.at(self.ctx.env.tab_id)
+        await self.ctx.trace.progress(f"`{child.action_text}` changed nothing on the page of #{node.id}")
+        self._failed_try(sub, node, f"`{child.action_text}` changed nothing on the page")
 
     def _earlier_child(self, node: Node, action_text: str) -> Node | None:
         return next((self.tree[c] for c in node.children if self.tree[c].action_text == action_text
