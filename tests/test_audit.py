@@ -75,9 +75,11 @@ def v1_store(path: Path) -> None:
 def test_a_version_1_store_gains_the_audit_table_and_keeps_its_runs(tmp_path: Path) -> None:
     path = default_store_path(tmp_path)
     v1_store(path)
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     with RunStore(path) as store:
         old = store.load_run("old")
+        # Version 7: an old run kept no model calls.
+        assert store.model_calls("old") == []
         assert (old.run.task, old.run.status) == ("an old task", "finished")
         # Version 3: an old run has no recorded position.
         assert (old.run.tab_id, old.run.current_node) == (None, None)

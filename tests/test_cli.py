@@ -14,8 +14,9 @@ import pytest
 
 from branchwise.cli import cli_approver, main, parse_args, run_options
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
+from branchwise.core.usage import Usage
 from branchwise.search.agent import SearchConfig, make_strategy
-from branchwise.store import NodeRecord, RunRecord, RunStore, default_store_path
+from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, default_store_path
 
 
 def without_model_env() -> dict[str, str]:
@@ -180,3 +181,18 @@ def test_resume_without_the_extension_leaves_the_run_interrupted(tmp_path: Path)
     assert proc.returncode == 2 and "no Branchwise extension connected within 1 s" in proc.stderr
     with RunStore(default_store_path(tmp_path / "branchwise")) as store:
         assert store.load_run("r1").run.status == "interrupted"  # still there to resume later
+
+
+def test_show_calls_prints_what_the_model_was_asked_and_answered(tmp_path: Path) -> None:
+    recorded_run(tmp_path, "finished")
+    with RunStore(default_store_path(tmp_path / "branchwise")) as store:
+        store.add_model_calls([ModelCallRecord(run_id="r1", role="value", asked="You judge the progress of a web agent",
+                                               seconds=12.25, usage=Usage(calls=1, prompt_tokens=900),
+                                               replies=["Thoughts: not yet.\nStatus: failure"])])
+    proc = branchwise("show", "r1", "--calls", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Model calls of run r1:\n")
+    assert "\n1. value, 12.2 s, 900 prompt tokens, 0 completion: You judge the progress of a web agent\n" in proc.stdout
+    assert "\n  reply: Thoughts: not yet.\n    Status: failure" in proc.stdout
+    assert "Tree (" not in proc.stdout
+    assert "Tree (" in branchwise("show", "r1", tmp_path=tmp_path).stdout

@@ -17,6 +17,7 @@ from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.cli import RunOptions, build_agent
 from branchwise.core.approval import DenyApprover
+from branchwise.core.usage import Usage
 from branchwise.link import ExtensionError, LinkTimeout
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.models import ModelSetup
@@ -24,7 +25,7 @@ from branchwise.protocol import NavigationInfo
 from branchwise.safety.gate import NetworkGate
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
-from branchwise.store import NodeRecord, RunStore, default_store_path, format_run, format_runs
+from branchwise.store import NodeRecord, RunStore, default_store_path, format_calls, format_run, format_runs
 
 from agents import greedy_agent
 
@@ -244,6 +245,24 @@ def test_a_finished_run_is_listed_and_shown_as_a_linear_tree(scripted: ScriptedM
     assert "\n    └── ★ #2 stop [$54.10]  [terminating] terminal answer=\"$54.10\"\n" in shown
     assert "Chosen trajectory:\n  1. #1 click [7]\n  2. #2 stop [$54.10]\n" in shown
     assert "\n  policy      2" in shown
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_every_model_call_is_kept_with_its_time_and_reply_and_shown_with_calls(scripted: ScriptedModelServer,
+                                                                               store: RunStore) -> None:
+    result, _ = run_agent(scripted, SiteEnv(), store)
+    calls = store.model_calls("r")
+    assert [(c.role, c.replies) for c in calls] == [("policy", [cot("click [7]")]), ("policy", [cot("stop [$54.10]")])]
+    assert all(c.asked.startswith("You are an autonomous intelligent agent") for c in calls)
+    assert sum((c.usage for c in calls), Usage()) == result.usage
+    assert all(c.seconds > 0 for c in calls)
+
+    shown = format_calls("r1", calls)
+    assert shown.startswith("Model calls of run r1:\n")
+    assert "\n  policy      2" in shown
+    assert f"\n2. policy, {calls[1].seconds:.1f} s, {calls[1].usage.prompt_tokens} prompt tokens, " in shown
+    assert "\n  reply: " + cot("stop [$54.10]") in shown
+    assert "no model calls recorded" in format_calls("r0", [])
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)

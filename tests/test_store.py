@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from branchwise.core.usage import Usage
 from branchwise.store import (
     SCHEMA_VERSION,
     AuditRecord,
@@ -24,6 +25,7 @@ from branchwise.store import (
     ClassificationRecord,
     DemonstrationRecord,
     DemoStep,
+    ModelCallRecord,
     NodeRecord,
     RecordLost,
     RunNotFound,
@@ -617,6 +619,23 @@ def test_demonstrations_are_kept_by_site_newest_first_and_survive_reopening(tmp_
         assert store.demo_sites() == {"forum.example": 1, "shop.example": 2}
         assert len(store.demonstrations()) == 3 and store.demonstrations("shop.example", limit=1)[0].demo_id == second
         assert store.demonstrations("nowhere.example") == []
+
+
+def test_model_calls_are_kept_in_order_apart_from_the_run_and_found_by_prefix(store: RunStore) -> None:
+    store.start_run(run_record("r1abc"))
+    store.start_run(run_record("r2", started_at=T0 + timedelta(seconds=1)))
+    value = ModelCallRecord(run_id="r1abc", role="value", asked="You judge the progress of a web agent", seconds=41.5,
+                            usage=Usage(calls=2, prompt_tokens=5200, completion_tokens=90, cached_prompt_tokens=4100),
+                            replies=["Thoughts: the page shows 10.\nStatus: success", "Status: failure — «no»"],
+                            created_at=T0)
+    policy = ModelCallRecord(run_id="r1abc", role="policy", seconds=3.0, replies=["```stop [10]```"], created_at=T0)
+    store.add_model_calls([value, policy])
+    store.add_model_calls([policy.model_copy(update={"run_id": "r2"})])
+    assert store.model_calls("r1") == [value, policy]
+    assert store.model_calls("r2") == [policy.model_copy(update={"run_id": "r2"})]
+    assert "model_calls" not in StoredRun.model_fields  # load_run stays small
+    with pytest.raises(RunNotFound):
+        store.model_calls("nope")
 
 
 def test_a_version_4_store_keeps_its_demonstrations_by_site_without_www(tmp_path: Path) -> None:

@@ -54,7 +54,16 @@ from .search.strategies import STRATEGIES
 from .serving import PortInUse
 from .session import Session, open_session
 from .settings import CONFIG_FILE, ENV_VARS, Settings, SettingsError, default_data_dir
-from .store import RunNotFound, RunStore, default_store_path, format_audit, format_demos, format_run, format_runs
+from .store import (
+    RunNotFound,
+    RunStore,
+    default_store_path,
+    format_audit,
+    format_calls,
+    format_demos,
+    format_run,
+    format_runs,
+)
 
 if TYPE_CHECKING:
     from .harness.tasks import TaskConfig
@@ -463,9 +472,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args.settings.data_dir) as store:
         try:
             stored = store.load_run(args.run)
+            calls = store.model_calls(stored.run.run_id) if args.calls else None
         except RunNotFound as exc:
             raise UsageError(str(exc)) from exc
-    say(format_run(stored))
+    say(format_calls(stored.run.run_id, calls) if calls is not None else format_run(stored))
     return EXIT_OK
 
 
@@ -718,6 +728,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--demos", nargs="?", const="", default=None, metavar="SITE",
                       help="list the demonstrations `branchwise explore` learnt, of SITE (a host, or the --site-name "
                            "it was given) or of every site")
+    show.add_argument("--calls", action="store_true",
+                      help="print the run's model calls instead: seconds per role, then each call with its replies")
     show.add_argument("--data-dir", type=Path, default=None, help=DATA_DIR_HELP)
     show.set_defaults(handler=cmd_show)
 

@@ -122,11 +122,11 @@ class SearchAgent:
         before = usage_before(resume)
         # A resumed run's limits count what it used before the interruption (its wall time starts again).
         budget.used = sum(before.values(), Usage())
-        roles = self.roles.for_run(budget, before)
-        # A page longer than the model's prompt has room for is shown around its viewport.
-        env.text_chars = observation_chars(roles.policy.config)
         state = SearchState()
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
+        roles = self.roles.for_run(budget, before, on_call=trace.model_called)
+        # A page longer than the model's prompt has room for is shown around its viewport.
+        env.text_chars = observation_chars(roles.policy.config)
         # Card numbers and passwords in the task are masked wherever it is shown or stored; the model gets the task as
         # written.
         shown_task = mask_task(task)
@@ -193,7 +193,8 @@ class SearchAgent:
             for role, counts in result.mistakes.items():
                 await reporter.progress(run_id, f"{role} model mistakes: {describe_mistakes(counts)}")
             result.usage = total
-            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role)
+            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
+                                      calls=trace.call_records(ctx.secrets.scrub))
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

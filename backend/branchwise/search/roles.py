@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol
 
 from ..chat_model import ChatModel, complete_fitting, fit_to_context
@@ -28,6 +30,29 @@ class Completer(ChatModel, Protocol):
 CONTEXT_MARGIN = 0.05
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One answered call, as a role reports it: what was asked (the first line of the system message), how long the
+    answer took, what it cost and the replies."""
+
+    role: Role
+    asked: str
+    seconds: float
+    usage: Usage
+    replies: tuple[str, ...]
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+# Told of every answered call (the run's trace, which stores it).
+CallListener = Callable[[ModelCall], Awaitable[None]]
+
+
+def asked_of(messages: Sequence[ChatMessage]) -> str:
+    """The first line of the system message: which agent or judge a prompt is for."""
+    system = next((m.content for m in messages if m.role == "system"), "")
+    return system.strip().split("\n", 1)[0][:160]
+
+
 @dataclass
 class RoleModel:
     """A client seen through one role: several roles may share a client, but each counts its own usage."""
@@ -39,6 +64,7 @@ class RoleModel:
     budget: RunBudget | None = None
     # What went wrong in this role's answers (core/mistakes.py), noted by the code that reads them.
     mistakes: Counter[MistakeKind] = field(default_factory=Counter)
+    on_call: CallListener | None = None
 
     def noted(self, kind: MistakeKind, count: int = 1) -> None:
         """One more mistake of `kind` in this role's answers (or `count` more)."""
@@ -66,6 +92,7 @@ class RoleModel:
         messages, tokens = await fit_to_context(messages, limit, self.client.count_tokens)
         budget = self.budget
         held = budget.reserve(n, n * (tokens + answer)) if budget is not None else None
+        started = time.monotonic()
         try:
             completion = await complete_fitting(
                 self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
@@ -78,6 +105,9 @@ class RoleModel:
         if budget is not None and held is not None:
             budget.settle(held, completion.usage)
         self.usage = self.usage + completion.usage
+        if self.on_call is not None:
+            await self.on_call(ModelCall(self.role, asked_of(messages), round(time.monotonic() - started, 3),
+                                         completion.usage, tuple(completion.texts)))
         return completion
 
 
@@ -98,11 +128,13 @@ class ModelRoles:
         assert self.planner is not None
         return self.planner
 
-    def for_run(self, budget: RunBudget, before: Mapping[Role, Usage] | None = None) -> ModelRoles:
-        """The same clients seen by one run: usage counted from zero (or from what a resumed run had used before) and
-        every call held to `budget`."""
+    def for_run(self, budget: RunBudget, before: Mapping[Role, Usage] | None = None,
+                on_call: CallListener | None = None) -> ModelRoles:
+        """The same clients seen by one run: usage counted from zero (or from what a resumed run had used before),
+        every call held to `budget` and reported to `on_call`."""
         before = before or {}
-        return ModelRoles(*(RoleModel(m.client, m.role, usage=before.get(m.role, Usage()), budget=budget)
+        return ModelRoles(*(RoleModel(m.client, m.role, usage=before.get(m.role, Usage()), budget=budget,
+                                      on_call=on_call)
                             for m in self.by_role().values()))
 
     def usage(self) -> dict[Role, Usage]:

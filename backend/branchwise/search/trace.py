@@ -7,7 +7,7 @@ the run goes on: losing the record must not lose the user's task.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..actions import Action
 from ..agent.reporting import RunReporter
@@ -21,6 +21,7 @@ from ..store import (
     AuditRecord,
     BacktrackRecord,
     ClassificationRecord,
+    ModelCallRecord,
     NodeRecord,
     RunStore,
     RunWriter,
@@ -29,6 +30,7 @@ from ..store import (
 )
 from ..store.records import ValueKind
 from .backtrack import BacktrackResult
+from .roles import ModelCall
 from .state import SearchState
 from .tree import Node
 
@@ -54,6 +56,8 @@ class SearchTrace:
         self._position: tuple[int, int | None] | None = None
         # Each role's totals as last written (usage), for the same reason.
         self._usage_written: dict[Role, Usage] = {}
+        # The run's answered model calls, in order (stored when it ends).
+        self.calls: list[ModelCall] = []
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -178,6 +182,16 @@ class SearchTrace:
         if self.store is not None:
             await self.writer.write(RunStore.add_value, ValueRecord(
                 run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
+
+    async def model_called(self, call: ModelCall) -> None:
+        """Kept in memory and stored when the run ends (`call_records`): a reply may hold a secret the run learns
+        only once the reply is read (a password the model types into a password field)."""
+        self.calls.append(call)
+
+    def call_records(self, scrub: Callable[[str], str]) -> list[ModelCallRecord]:
+        """The run's model calls as stored, every reply passed through `scrub` (the run's SecretKeeper)."""
+        return [ModelCallRecord(run_id=self.run_id, role=c.role, asked=c.asked, seconds=c.seconds, usage=c.usage,
+                                replies=[scrub(r) for r in c.replies], created_at=c.at) for c in self.calls]
 
     async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:
         self.backtracks.append(BacktrackView(source=source, target=target, mode=result.mode, outcome=result.outcome,

@@ -7,6 +7,7 @@ from .records import (
     ClassificationRecord,
     DemonstrationRecord,
     DemoStep,
+    ModelCallRecord,
     NodeRecord,
     RunRecord,
     RunSummary,
@@ -15,7 +16,7 @@ from .records import (
     UsageRecord,
     ValueRecord,
 )
-from .render import format_audit, format_demos, format_node, format_run, format_runs
+from .render import format_audit, format_calls, format_demos, format_node, format_run, format_runs
 from .sqlite import SCHEMA_VERSION, RunNotFound, RunStore, default_store_path
 from .writer import RecordLost, RunWriter
 
@@ -26,6 +27,7 @@ __all__ = [
     "ClassificationRecord",
     "DemoStep",
     "DemonstrationRecord",
+    "ModelCallRecord",
     "NodeRecord",
     "RecordLost",
     "RunNotFound",
@@ -39,6 +41,7 @@ __all__ = [
     "ValueRecord",
     "default_store_path",
     "format_audit",
+    "format_calls",
     "format_demos",
     "format_node",
     "format_run",

@@ -139,6 +139,20 @@ class BacktrackRecord(_Record):
     created_at: datetime = Field(default_factory=utc_now)
 
 
+class ModelCallRecord(_Record):
+    """One answered call to the model in a run: which role asked for what, how long it took, what it cost and what
+    came back, for reading why a run went where it did (the prompt itself is not kept: its page is the node's)."""
+
+    run_id: str
+    role: Role
+    # What was asked: the first line of the prompt's system message (which agent or judge).
+    asked: str = ""
+    seconds: float = 0.0
+    usage: Usage = Usage()
+    replies: list[str] = []
+    created_at: datetime = Field(default_factory=utc_now)
+
+
 class UsageRecord(Usage):
     """Running totals of one model role in one run; set_usage replaces the previous totals."""
 

@@ -10,6 +10,7 @@ from .records import (
     AuditRecord,
     ClassificationRecord,
     DemonstrationRecord,
+    ModelCallRecord,
     NodeRecord,
     RunSummary,
     StoredRun,
@@ -76,6 +77,34 @@ def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
     rows = [*(row(u.role, u) for u in usage), row("total", total)]
     header = ("role", "calls", "prompt", *(["of which cached"] if cached else []), "completion", "retries")
     return ["Usage:", *("  " + line for line in _table(header, rows, right=frozenset(range(1, len(header)))))]
+
+
+def format_calls(run_id: str, calls: Sequence[ModelCallRecord]) -> str:
+    """`branchwise show RUN --calls`: the time each role spent waiting for the model, then every call in order with
+    what it asked, how long it took, its tokens and its replies in full."""
+    if not calls:
+        return f"Run {run_id}: no model calls recorded (runs before schema 7 did not keep them)"
+    by_role: dict[str, list[ModelCallRecord]] = {}
+    for call in calls:
+        by_role.setdefault(call.role, []).append(call)
+
+    def row(name: str, made: Sequence[ModelCallRecord]) -> tuple[str, ...]:
+        seconds = sum(c.seconds for c in made)
+        return name, str(len(made)), f"{seconds:.1f}", f"{seconds / len(made):.1f}"
+
+    rows = [*(row(role, made) for role, made in by_role.items()), row("total", calls)]
+    lines = [f"Model calls of run {run_id}:", *("  " + line for line in _table(
+        ("role", "calls", "seconds", "per call"), rows, right=frozenset({1, 2, 3})))]
+    for index, call in enumerate(calls, 1):
+        u = call.usage
+        cached = f", {u.cached_prompt_tokens} cached" if u.cached_prompt_tokens else ""
+        lines += ["", f"{index}. {call.role}, {call.seconds:.1f} s, {u.prompt_tokens} prompt tokens{cached}, "
+                      f"{u.completion_tokens} completion: {_clip(call.asked, 100)}"]
+        for number, reply in enumerate(call.replies, 1):
+            label = f"  reply {number}: " if len(call.replies) > 1 else "  reply: "
+            body = reply.strip().splitlines() or [""]
+            lines += [label + body[0], *("    " + line for line in body[1:])]
+    return "\n".join(lines)
 
 
 def format_node(node: NodeRecord, parent_url: str | None = None) -> str:

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, Self, get_args
 
 from ..core.status import FinalStatus, Role
+from ..core.usage import Usage
 from ..private import private_dir, private_file
 from .records import (
     AuditRecord,
@@ -28,6 +29,7 @@ from .records import (
     ClassificationRecord,
     DemonstrationRecord,
     DemoStep,
+    ModelCallRecord,
     NodeRecord,
     RunRecord,
     RunSummary,
@@ -40,7 +42,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -183,6 +185,20 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 6: how many prompt tokens the server took from its prompt cache.
     (
         "ALTER TABLE usage ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0",
+    ),
+    # 7: every answered model call of a run, with its time and replies (`branchwise show RUN --calls`).
+    (
+        """CREATE TABLE IF NOT EXISTS model_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            asked TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            usage TEXT NOT NULL,
+            replies TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS model_calls_run ON model_calls (run_id)",
     ),
 )
 
@@ -447,6 +463,24 @@ class RunStore:
         """Every site with demonstrations, and how many."""
         rows = self._read("SELECT site, COUNT(*) AS n FROM demonstrations GROUP BY site ORDER BY site")
         return {r["site"]: r["n"] for r in rows}
+
+    def add_model_calls(self, records: Sequence[ModelCallRecord]) -> None:
+        """Append model calls, in one transaction."""
+        with self._lock, self._transaction():
+            self._conn.executemany(
+                "INSERT INTO model_calls (run_id, role, asked, seconds, usage, replies, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(r.run_id, r.role, r.asked, r.seconds, r.usage.model_dump_json(), json.dumps(r.replies),
+                  _ts(r.created_at)) for r in records])
+
+    def model_calls(self, run_id_or_prefix: str) -> list[ModelCallRecord]:
+        """A run's model calls in the order they were answered (kept apart from load_run: they are long)."""
+        with self._lock:
+            run_id = self._resolve(run_id_or_prefix)
+            rows = self._conn.execute("SELECT * FROM model_calls WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+        return [ModelCallRecord(run_id=r["run_id"], role=r["role"], asked=r["asked"], seconds=r["seconds"],
+                                usage=Usage.model_validate_json(r["usage"]), replies=json.loads(r["replies"]),
+                                created_at=_dt(r["created_at"])) for r in rows]
 
     def add_backtrack(self, record: BacktrackRecord) -> None:
         self._write("INSERT INTO backtracks (run_id, source, target, mode, outcome, reason, replayed_actions, "

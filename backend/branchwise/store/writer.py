@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from ..core.status import FinalStatus
-from .records import AuditRecord, ClassificationRecord, NodeRecord, RunRecord, UsageRecord
+from .records import AuditRecord, ClassificationRecord, ModelCallRecord, NodeRecord, RunRecord, UsageRecord
 from .sqlite import RunStore
 
 log = logging.getLogger(__name__)
@@ -74,13 +74,15 @@ class RunWriter:
         await self.write(RunStore.set_trajectory, self.run_id, list(node_ids))
 
     async def finish(self, status: FinalStatus, answer: str = "", reason: str = "",
-                     usage: Sequence[UsageRecord] = ()) -> None:
-        """The run's final usage per model role, then its outcome (so a finished run always has its usage). Tried
-        even after the record was lost (the store may be back); a failure is only logged."""
+                     usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = ()) -> None:
+        """The run's final usage per model role and its model calls, then its outcome (so a finished run always has
+        its usage). Tried even after the record was lost (the store may be back); a failure is only logged."""
         self.lost = None
         try:
             for record in usage:
                 await self.write(RunStore.set_usage, record)
+            if calls:
+                await self.write(RunStore.add_model_calls, list(calls))
             await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
         except RecordLost as exc:
             log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
