@@ -93,9 +93,11 @@ def test_press_key_combinations(stack: Stack, lab: tuple[BrowserEnv, str]) -> No
     # Shift+Tab last: from the page it moves focus into the last iframe, which then gets the keys.
     act(stack, env, Press("Control+k"))
     act(stack, env, Press("Escape"))
+    # Playwright's ControlOrMeta is Control off a Mac.
+    act(stack, env, Press("ControlOrMeta+j"))
     act(stack, env, Press("Shift+Tab"))
     assert in_page(stack, url, "return document.getElementById('keys').textContent").split() == [
-        "Control+k", "Escape", "Shift+Tab"]
+        "Control+k", "Escape", "Control+j", "Shift+Tab"]
 
 
 def test_scroll_down_and_up(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from branchwise.actions import (
@@ -244,11 +246,29 @@ def test_call_syntax(text: str, action: Action) -> None:
         ("+", "+"),
         ("pagedown", "PageDown"),
         ("ArrowDown", "ArrowDown"),
-        ("KeyA", "KeyA"),
+        ("KeyA", "a"),
+        ("shift+Digit1", "Shift+1"),
+        ("ControlOrMeta+a", "ControlOrMeta+a"),
     ],
 )
 def test_normalize_keys(raw: str, canonical: str) -> None:
     assert normalize_keys(raw) == canonical
+
+
+@pytest.mark.parametrize(("raw", "error"), [
+    # A real Qwen2.5-Coder-1.5B answer, `press [171]`: sent as it was, the extension refused the key and the run
+    # stopped. Refused here, it is fed back like any invalid action.
+    ("171", "unknown key '171' in press [171]: press takes a key such as Enter"),
+    ("Submit", "unknown key 'Submit' in press [Submit]"),
+    ("a+b", "'a' is not a modifier key in 'a+b'"),
+    ("Enter+Tab", "'Enter' is not a modifier key"),
+])
+def test_keys_the_browser_cannot_press_are_refused_before_they_are_sent(raw: str, error: str) -> None:
+    with pytest.raises(ActionParseError, match=re.escape(error)):
+        normalize_keys(raw)
+    with pytest.raises(ActionParseError, match=re.escape(error)):
+        parse_action(f"press [{raw}]")
+    assert "click [171]" in str(pytest.raises(ActionParseError, parse_action, "press [171]").value)
 
 
 # --- chain of thought and auto-correction -------------------------------------------------------------------------

@@ -62,3 +62,9 @@ def test_the_order_of_keys_and_inserted_text_is_the_text_order() -> None:
 def test_pressing_punctuation_names_its_key() -> None:
     assert pressed(",")[0][2:5] == [",", "Comma", 188]
     assert pressed("Shift+1")[0][1:4] == ["rawKeyDown", "Shift", "ShiftLeft"]
+
+
+def test_control_or_meta_is_control_off_a_mac() -> None:
+    # Node has no navigator.platform of a Mac here; in Chrome on a Mac the same combination holds Meta.
+    assert [event[2] for event in pressed("ControlOrMeta+a") if event[1] in ("rawKeyDown", "keyDown")] == [
+        "Control", "a"]

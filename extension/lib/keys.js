@@ -2,8 +2,11 @@
 import { CommandError } from "./protocol.js";
 
 const MODIFIERS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
+// Playwright's ControlOrMeta: the Command key on a Mac, Control elsewhere (select all, copy, find).
+const PLATFORM = globalThis.navigator?.userAgentData?.platform ?? globalThis.navigator?.platform ?? "";
+const CONTROL_OR_META = /mac/i.test(PLATFORM) ? "Meta" : "Control";
 const MODIFIER_ALIASES = { ctrl: "Control", control: "Control", alt: "Alt", option: "Alt", meta: "Meta", cmd: "Meta",
-  command: "Meta", shift: "Shift" };
+  command: "Meta", shift: "Shift", controlormeta: CONTROL_OR_META };
 
 const NAMED = {
   Enter: { code: "Enter", keyCode: 13, text: "\r" },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 
 from .model import ActionParseError
@@ -53,6 +54,9 @@ _NAMED_KEYS = MappingProxyType(
 )
 
 _USAGE = "e.g. press [Enter] or press [Control+a]"
+# DOM `code` names of letter and digit keys (Playwright takes them): the key they type on a US layout.
+_CODE = re.compile(r"^(?:key([a-z])|digit([0-9]))$", re.IGNORECASE)
+_KNOWN = frozenset(_MODIFIERS.values()) | frozenset(_NAMED_KEYS.values())
 
 
 def normalize_keys(combo: str) -> str:
@@ -60,7 +64,12 @@ def normalize_keys(combo: str) -> str:
     combo = combo.strip()
     if not combo:
         raise ActionParseError(f"press needs a key combination in brackets, {_USAGE}")
-    return "+".join(_normalize_key(part, combo) for part in _split(combo))
+    keys = [_normalize_key(part, combo) for part in _split(combo)]
+    for key in keys[:-1]:
+        if key not in _MODIFIERS.values():
+            raise ActionParseError(f"'{key}' is not a modifier key in '{combo}': only Control, Shift, Alt and Meta "
+                                   f"combine with a key, {_USAGE}")
+    return "+".join(keys)
 
 
 def _split(combo: str) -> list[str]:
@@ -79,4 +88,14 @@ def _normalize_key(part: str, combo: str) -> str:
     if len(key) == 1:
         return key
     lowered = key.lower()
-    return _MODIFIERS.get(lowered) or _NAMED_KEYS.get(lowered) or key
+    known = _MODIFIERS.get(lowered) or _NAMED_KEYS.get(lowered)
+    if known:
+        return known
+    code = _CODE.match(key)
+    if code:
+        return code.group(1).lower() if code.group(1) else code.group(2)
+    if key in _KNOWN:
+        return key
+    hint = f"; to use element [{key}], click [{key}] or type [{key}] [text]" if key.isdigit() else ""
+    raise ActionParseError(f"unknown key '{key}' in press [{combo}]: press takes a key such as Enter, Tab, Escape, "
+                           f"ArrowDown, PageDown or F5, or a combination such as Control+a{hint}")
