@@ -187,3 +187,14 @@ def test_going_to_the_page_the_tab_shows_is_refused(tmp_path: Path) -> None:
     assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
     assert "`goto [https://books.example]` was not run: the tab already shows this page" in prompts[1].last
     assert "not exploring `goto [https://books.example]`: the tab already shows this page" in run.shown
+
+
+@pytest.mark.parametrize("tab_action", ["new_tab", "tab_focus [0]", "close_tab"])
+def test_tab_actions_are_refused_an_episode_works_in_its_one_tab(tmp_path: Path, tab_action: str) -> None:
+    """A real 1.5B model opened a new, blank tab three times in a row and explored nothing."""
+    run, episode, prompts = run_episode(tmp_path, {
+        HOME_URL: [act(tab_action), act("click [1]")], BOOKS_URL: [act("click [2]")],
+        ORCHARD_URL: [act("stop [done]")]})
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    assert f"`{tab_action}` was not run: exploring works in this one tab" in prompts[1].last
+    assert len(episode.demos) == 1

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Action, ActionParseError, Goto, NewTab, Stop, parse_response
+from ..actions import Action, ActionParseError, CloseTab, Goto, NewTab, Stop, TabFocus, parse_response
 from ..core.classes import ActionClass
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages
@@ -80,10 +80,13 @@ class _Kept:
 
 def _teaches_nothing(action: Action, node: Node, min_actions: int) -> str | None:
     """Why a move a small model makes while exploring would teach nothing, or None: a stop before the first labelling
-    (NNetNav asks for at least 4 actions before one; `search` lets later stops end the episode), or an address the tab
-    already shows."""
+    (NNetNav asks for at least 4 actions before one; `search` lets later stops end the episode), a tab action (an
+    episode works in its one tab: a 1.5B model opened three blank tabs in a row and explored nothing), or an address
+    the tab already shows."""
     if isinstance(action, Stop):
         return f"explore further first; stop only after at least {min_actions} actions"
+    if isinstance(action, NewTab | TabFocus | CloseTab):
+        return "exploring works in this one tab: open pages of the site with click or goto"
     if isinstance(action, Goto) and action.url and _page_address(action.url) == _page_address(node.url):
         return "the tab already shows this page; open another page of the site"
     return None
