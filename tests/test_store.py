@@ -512,6 +512,23 @@ def test_a_write_that_keeps_failing_stops_every_later_write_with_the_reason(
     assert stored.run.status == "failed" and "could not be written" in stored.run.reason
 
 
+def test_model_calls_that_cannot_be_written_do_not_keep_the_end_of_the_run_from_its_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def locked(store: RunStore, records: object) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    async def main(store: RunStore) -> None:
+        writer = RunWriter(store, "w3", retry_delays_seconds=(0.01,))
+        await writer.start(run_record("w3"))
+        await writer.finish("finished", "42", calls=[ModelCallRecord(run_id="w3", role="policy", replies=["x"])])
+
+    monkeypatch.setattr(RunStore, "add_model_calls", locked)
+    with RunStore(default_store_path(tmp_path)) as store:
+        asyncio.run(main(store))
+        assert (store.load_run("w3").run.status, store.load_run("w3").run.answer) == ("finished", "42")
+        assert store.model_calls("w3") == []
+
+
 def test_the_store_and_its_folder_are_private_to_the_user(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with RunStore(default_store_path(data)) as store:

@@ -75,14 +75,18 @@ class RunWriter:
 
     async def finish(self, status: FinalStatus, answer: str = "", reason: str = "",
                      usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = ()) -> None:
-        """The run's final usage per model role and its model calls, then its outcome (so a finished run always has
-        its usage). Tried even after the record was lost (the store may be back); a failure is only logged."""
+        """The run's final usage per model role, then its outcome (so a finished run always has its usage), then its
+        model calls. Tried even after the record was lost (the store may be back); a failure is only logged."""
         self.lost = None
         try:
             for record in usage:
                 await self.write(RunStore.set_usage, record)
-            if calls:
-                await self.write(RunStore.add_model_calls, list(calls))
             await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
         except RecordLost as exc:
             log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
+            return
+        try:
+            if calls:
+                await self.write(RunStore.add_model_calls, list(calls))
+        except RecordLost as exc:
+            log.warning("run %s: its model calls could not be kept: %s", self.run_id, exc)
