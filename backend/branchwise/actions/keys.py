@@ -56,7 +56,6 @@ _NAMED_KEYS = MappingProxyType(
 _USAGE = "e.g. press [Enter] or press [Control+a]"
 # DOM `code` names of letter and digit keys (Playwright takes them): the key they type on a US layout.
 _CODE = re.compile(r"^(?:key([a-z])|digit([0-9]))$", re.IGNORECASE)
-_KNOWN = frozenset(_MODIFIERS.values()) | frozenset(_NAMED_KEYS.values())
 
 
 def normalize_keys(combo: str) -> str:
@@ -94,8 +93,6 @@ def _normalize_key(part: str, combo: str) -> str:
     code = _CODE.match(key)
     if code:
         return code.group(1).lower() if code.group(1) else code.group(2)
-    if key in _KNOWN:
-        return key
     hint = f"; to use element [{key}], click [{key}] or type [{key}] [text]" if key.isdigit() else ""
     raise ActionParseError(f"unknown key '{key}' in press [{combo}]: press takes a key such as Enter, Tab, Escape, "
                            f"ArrowDown, PageDown or F5, or a combination such as Control+a{hint}")
