@@ -41,6 +41,7 @@ def test_eval_with_a_real_local_model_records_calls_tokens_and_results(tmp_path:
         assert policy["calls"] >= 1 and policy["prompt_tokens"] > 0 and policy["completion_tokens"] > 0
         # Real token counts: every prompt was cut to fit the 2,048-token context, instructions and answer included.
         assert policy["prompt_tokens"] / policy["calls"] <= 2048
+        assert result["model_seconds"]["policy"] > 0  # every call timed and kept with the run
         assert 0.0 <= result["score"] <= 1.0
     # llama.cpp says how much of each prompt it had cached: at least the second task's first prompt shares the
     # system message and worked examples with the calls before it (one server answers both tasks).

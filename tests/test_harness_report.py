@@ -10,6 +10,7 @@ import pytest
 from branchwise.core.usage import Usage
 from branchwise.harness.report import build_report, load_results, render_html, render_markdown, wilson, write_report
 from branchwise.harness.run import TaskResult
+from branchwise.store import ModelCallRecord, RunRecord, RunStore, default_store_path
 
 
 def result(task_id: int, strategy: str, score: float, *, unachievable: bool = False, sites: tuple[str, ...] = ("shop",),
@@ -125,3 +126,27 @@ def test_the_share_of_prompt_tokens_the_server_had_cached_is_reported() -> None:
     [row] = report.strategies
     assert row.costs.cached_prompt_tokens == {"policy": 750.0} and row.costs.cached_share == pytest.approx(0.375)
     assert "| 38% |" in render_markdown(report) and "<td>38%</td>" in render_html(report)
+
+
+def test_where_the_time_goes_per_role_and_results_without_it_take_it_from_the_store(tmp_path: Path) -> None:
+    """A result written by an eval before its run's calls were timed (the frozen bench) gets its model seconds from the
+    run store next to its results."""
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    timed = result(1, "best_first", 1.0).model_copy(update={"model_seconds": {"policy": 6.0, "value": 2.0}})
+    untimed = result(2, "best_first", 0.0).model_copy(update={"run_id": "run2"})
+    with RunStore(default_store_path(folder)) as store:
+        store.start_run(RunRecord(run_id="run2", task="task 2"))
+        store.add_model_calls([ModelCallRecord(run_id="run2", role="policy", seconds=3.0),
+                               ModelCallRecord(run_id="run2", role="value", seconds=1.0),
+                               ModelCallRecord(run_id="run2", role="policy", seconds=1.0)])
+    (folder / "results.jsonl").write_text(timed.model_dump_json() + "\n" + untimed.model_dump_json() + "\n")
+    [row] = build_report(load_results([folder]), ["x"]).strategies
+    assert row.costs.model_seconds == {"policy": 5.0, "value": 1.5} and row.costs.timed == 2
+    report = build_report(load_results([folder]), ["x"])
+    table = render_markdown(report)
+    assert "| best_first | 10.0 | 6.5 | 5.0 | 1.5 | – | – | 65% | 2 of 2 |" in table
+    assert "<h2>Where the time goes</h2>" in render_html(report)
+    # Results that kept no times (and no store to read them from) leave the table out.
+    plain = build_report([result(3, "greedy", 1.0)], ["x"])
+    assert "Where the time goes" not in render_markdown(plain) and "Where the time goes" not in render_html(plain)

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
-from .run import RESULTS_FILE, TaskResult
+from ..store import RunNotFound, RunStore, default_store_path
+from .run import RESULTS_FILE, TaskResult, model_seconds
 
 Z95 = 1.96
 
@@ -66,6 +67,9 @@ class Costs(BaseModel):
     approvals_asked: float
     # The models' mistakes per task, by role and kind (core/mistakes.py).
     mistakes: dict[Role, dict[MistakeKind, float]] = {}
+    # The seconds each role waited for the model, over the results that kept them (`timed` of the tasks).
+    model_seconds: dict[str, float] = {}
+    timed: int = 0
 
     @property
     def mistakes_total(self) -> float:
@@ -108,18 +112,36 @@ class Report(BaseModel):
 
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
     """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
-    once, the last wins."""
+    once, the last wins. A result written without its model seconds gets them from the folder's run store, where
+    its run's calls are kept."""
     latest: dict[tuple[str, str, bool, int], TaskResult] = {}
     for folder in folders:
         path = folder / RESULTS_FILE if folder.is_dir() else folder
+        found: list[TaskResult] = []
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 try:
-                    result = TaskResult.model_validate_json(line)
+                    found.append(TaskResult.model_validate_json(line))
                 except ValueError:
                     continue  # a line cut short by a crash
-                latest[(result.strategy, result.model, result.examples, result.task_id)] = result
+        for result in _with_model_seconds(found, default_store_path(path.parent)):
+            latest[(result.strategy, result.model, result.examples, result.task_id)] = result
     return list(latest.values())
+
+
+def _with_model_seconds(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
+    untimed = [r for r in results if not r.model_seconds and r.run_id]
+    if not untimed or not store_path.exists():
+        return results
+    waited: dict[str, dict[str, float]] = {}
+    with RunStore(store_path) as store:
+        for result in untimed:
+            try:
+                waited[result.run_id] = model_seconds(store.model_calls(result.run_id))
+            except RunNotFound:
+                continue
+    return [r.model_copy(update={"model_seconds": waited[r.run_id]}) if waited.get(r.run_id) else r
+            for r in results]
 
 
 def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[int]]:
@@ -158,7 +180,11 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
         for role, kinds in result.mistakes.items():
             for kind, count in kinds.items():
                 mistakes[role][kind] += count / n
+    timed = [r for r in results if r.model_seconds]
+    waited: dict[str, float] = {role: sum(r.model_seconds.get(role, 0.0) for r in timed) / len(timed)
+                                for role in ROLES if any(role in r.model_seconds for r in timed)}
     return Costs(calls=per_role("calls"), prompt_tokens=prompt, completion_tokens=completion,
+                 model_seconds=waited, timed=len(timed),
                  cached_prompt_tokens=per_role("cached_prompt_tokens"),
                  mistakes={role: dict(kinds) for role, kinds in mistakes.items()},
                  total_tokens=sum(prompt.values()) + sum(completion.values()),
@@ -304,10 +330,40 @@ def render_html(report: Report) -> str:
         "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th></tr>{rows}</table>"
         f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
-        f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_mistakes(report)}"
+        f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_time_html(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
         + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
+
+
+def _time_rows(report: Report) -> list[tuple[str, ...]]:
+    """Per strategy that kept its calls' times: wall s, model s in all and per role, the model's share of the wall
+    time, and on how many tasks (results before schema 7 kept none)."""
+    rows = []
+    for s in report.strategies:
+        costs = s.costs
+        if not costs.timed:
+            continue
+        waited = sum(costs.model_seconds.values())
+        share = f"{waited / costs.wall_s:.0%}" if costs.timed == s.sr.tasks and costs.wall_s else "–"
+        rows.append((s.label, f"{costs.wall_s:.1f}", f"{waited:.1f}",
+                     *(f"{costs.model_seconds[role]:.1f}" if role in costs.model_seconds else "–" for role in ROLES),
+                     share, f"{costs.timed} of {s.sr.tasks}"))
+    return rows
+
+
+_TIME_HEAD = ("strategy", "wall s", "model s", *(f"{role} s" for role in ROLES), "model share", "tasks timed")
+
+
+def _time_html(report: Report) -> str:
+    rows = _time_rows(report)
+    if not rows:
+        return ""
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in _TIME_HEAD)
+    body = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return ("<h2>Where the time goes</h2><p>Seconds per task each role waited for the model's answers; the rest of "
+            f"the wall time is the browser, replays and the backend.</p><table><tr>{head}</tr>{body}</table>")
 
 
 def _left_out(report: Report) -> str:
@@ -350,6 +406,11 @@ def render_markdown(report: Report) -> str:
     if report.left_out:
         lines.append(f"\nOnly the tasks every row has a result for; left out: "
                      f"{', '.join(str(t) for t in report.left_out)}.")
+    timed = _time_rows(report)
+    if timed:
+        lines += ["", "Where the time goes (seconds per task waiting for the model):", "",
+                  "| " + " | ".join(_TIME_HEAD) + " |", "|---|" + "--:|" * (len(_TIME_HEAD) - 1),
+                  *("| " + " | ".join(row) + " |" for row in timed)]
     return "\n".join(lines) + "\n"
 
 

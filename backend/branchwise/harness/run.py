@@ -29,7 +29,7 @@ from ..models import ModelSetup
 from ..search.agent import SearchAgent, SearchConfig
 from ..search.profiles import DEFAULT_PROFILE, search_config
 from ..session import open_session
-from ..store import RunStore, default_store_path
+from ..store import ModelCallRecord, RunStore, default_store_path
 from .evaluators import EvalTools, EvaluationError, RunOutcome, evaluate
 from .logins import LOGINS, LoginFailed, log_in
 from .reader import BrowserPageReader
@@ -85,6 +85,16 @@ class TaskResult(BaseModel):
     wall_s: float
     # The models' mistakes per role and kind (core/mistakes.py).
     mistakes: MistakeCounts = {}
+    # The seconds each role waited for the model's answers (`model_seconds`); empty for results older than schema 7.
+    model_seconds: dict[str, float] = {}
+
+
+def model_seconds(calls: Sequence[ModelCallRecord]) -> dict[str, float]:
+    """The seconds each role waited for the model, over a run's calls."""
+    seconds: dict[str, float] = {}
+    for call in calls:
+        seconds[call.role] = round(seconds.get(call.role, 0.0) + call.seconds, 3)
+    return seconds
 
 
 SANDBOX_SITE = "sandbox:"
@@ -170,6 +180,7 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                                         store=store, approver=approver, gate=session.gate)
                     result = await agent.run(task.intent, env, Reporters())
                     stored = store.load_run(result.run_id)
+                    waited = model_seconds(store.model_calls(result.run_id))
                 final_url = env.last.url if env.last is not None else ""
                 tools = EvalTools(sites, judge=model.client, reader=BrowserPageReader(session.browser, final_url),
                                   databases={site.name: site.database for site in running})
@@ -182,12 +193,12 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                     problem = str(exc)
     return _result(task, model, options, result, final_url, score, parts, problem, stored.backtracks,
                    len(approver.asked), {u.role: Usage(**u.model_dump(include=set(Usage.model_fields)))
-                                         for u in stored.usage}, time.perf_counter() - started)
+                                         for u in stored.usage}, time.perf_counter() - started, waited)
 
 
 def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: RunResult, final_url: str,
             score: float, parts: dict[str, float], problem: str, backtracks: Sequence[object], asked: int,
-            usage: dict[str, Usage], wall_s: float) -> TaskResult:
+            usage: dict[str, Usage], wall_s: float, waited: dict[str, float] | None = None) -> TaskResult:
     return TaskResult(
         task_id=task.task_id, intent=task.intent, sites=task.sites, eval_types=task.eval.eval_types,
         unachievable=task.eval.unachievable, strategy=options.strategy, model=model.client.config.model,
@@ -195,7 +206,8 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
         status=result.status,
         answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
         eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
-        approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2), mistakes=result.mistakes)
+        approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2), mistakes=result.mistakes,
+        model_seconds=waited or {})
 
 
 def progress_bar(done: int, total: int, width: int = 20) -> str:
