@@ -19,7 +19,9 @@ from branchwise.explore.nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
+    copies_an_example,
     explore_objective,
+    label_examples,
     label_messages,
     parse_change,
     parse_label,
@@ -82,6 +84,7 @@ def episode_of(**config: object) -> ExploreEpisode:
 
 def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5, budget: RunBudget | None = None,
                 episode: ExploreEpisode | None = None, url_check: UrlCheck | None = None,
+                label: str = "Find when The Quiet Orchard was published",
                 **config: object) -> tuple[SiteRun, ExploreEpisode, list[Call]]:
     queues = {url: list(answers) for url, answers in moves.items()}
     prompts: list[Call] = []
@@ -95,7 +98,7 @@ def run_episode(tmp_path: Path, moves: dict[str, list[str]], score: int = 5, bud
         if kind == SUMMARY:
             return "State change: another page opened"
         if kind == LABEL:
-            return "Instruction: Find when The Quiet Orchard was published\nAnswer: 1997"
+            return f"Instruction: {label}\nAnswer: 1997"
         return "Step 1: The book is under Books.\nStep 2: The book's page has its date."
 
     episode = episode or episode_of(**config)
@@ -198,3 +201,18 @@ def test_tab_actions_are_refused_an_episode_works_in_its_one_tab(tmp_path: Path,
     assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
     assert f"`{tab_action}` was not run: exploring works in this one tab" in prompts[1].last
     assert len(episode.demos) == 1
+
+
+def test_a_label_that_is_the_prompts_own_example_prunes_without_asking_the_reward_model(tmp_path: Path) -> None:
+    """A real 1.5B labeller answered with its prompt's example in every episode; the reward model then scored it 3
+    and the episode was pruned anyway, a call later and for a reason that was not the real one."""
+    [example, _] = label_examples()
+    assert example.startswith("Find the opening hours")
+    run, episode, _ = run_episode(tmp_path, {
+        HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")], ORCHARD_URL: [act("click [3]")],
+    }, label=f"  {example.upper()}.", max_steps=6)
+    assert episode.demos == [] and len(run.env.executed) == 2
+    assert episode.pruned == f"the labeller answered its prompt's example “{example.upper()}.”, not these steps"
+    assert run.value.calls == []  # the outcome reward model was not asked
+    assert run.roles.plans.mistakes == {"unreadable_verdict": 1}
+    assert not copies_an_example("Find the opening hours of the Orchard bookshop", label_examples())

@@ -36,7 +36,9 @@ from .nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
+    copies_an_example,
     explore_objective,
+    label_examples,
     label_messages,
     parse_change,
     parse_label,
@@ -220,6 +222,12 @@ class ExploreEpisode:
         if label is None:
             ctx.roles.plans.noted("unreadable_verdict")
             self.pruned = f"no instruction could be read for the first {len(steps)} steps"
+            return None
+        if copies_an_example(label.instruction, label_examples()):
+            # No instruction for these steps (NNetNav prunes then); not worth asking the reward model about.
+            ctx.roles.plans.noted("unreadable_verdict")
+            self.pruned = f"the labeller answered its prompt's example “{label.instruction}”, not these steps"
+            await ctx.trace.progress(f"after {len(steps)} steps: {self.pruned}")
             return None
         text = (await ctx.roles.value.complete(reward_messages(label.instruction, steps, node.url, node.text, judges),
                                                temperature=0.0)).text

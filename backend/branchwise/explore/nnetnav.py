@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import system_and_user
+from ..chat_model import load_prompt, system_and_user
 from ..llm import ChatMessage
 from ..policy.prompts import observation_within
 from ..policy.replies import DECOR, last_field
@@ -107,6 +107,20 @@ def relabel_messages(instruction: str, steps: Sequence[Step], config: NNetNavPro
 def parse_change(text: str) -> str:
     """The `State change:` line, else the whole reply on one line (a summary is never unreadable, only worse)."""
     return last_field(text, r"state\s+change") or " ".join(text.split())[:300]
+
+
+def label_examples() -> tuple[str, ...]:
+    """The example instructions the labeller's prompt quotes."""
+    return tuple(re.findall(r'"([^"]+)"', load_prompt("nnetnav_label_system.txt")))
+
+
+def copies_an_example(instruction: str, examples: Sequence[str]) -> bool:
+    """Whether `instruction` is one of the prompt's examples (case, spacing and punctuation aside): a small model
+    asked to label steps may answer with the example instead (Qwen2.5-Coder-1.5B did, every time)."""
+    def plain(text: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+    return plain(instruction) in {plain(example) for example in examples}
 
 
 def parse_label(text: str) -> Label | None:
