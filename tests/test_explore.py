@@ -19,7 +19,7 @@ from branchwise.explore.nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
-    copies_an_example,
+    copied_example,
     explore_objective,
     label_examples,
     label_messages,
@@ -212,7 +212,9 @@ def test_a_label_that_is_the_prompts_own_example_prunes_without_asking_the_rewar
         HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")], ORCHARD_URL: [act("click [3]")],
     }, label=f"  {example.upper()}.", max_steps=6)
     assert episode.demos == [] and len(run.env.executed) == 2
-    assert episode.pruned == f"the labeller answered its prompt's example “{example.upper()}.”, not these steps"
+    assert episode.pruned == f"the labeller answered its prompt's example “{example}”, not these steps"
     assert run.value.calls == []  # the outcome reward model was not asked
     assert run.roles.plans.mistakes == {"unreadable_verdict": 1}
-    assert not copies_an_example("Find the opening hours of the Orchard bookshop", label_examples())
+    # Without the `Instruction:` line too, as the model also answered; a label of its own is not a copy.
+    assert copied_example(f"{example}\nAnswer: 9 to 5", label_examples()) == example
+    assert copied_example("Instruction: Find the opening hours of the Orchard bookshop", label_examples()) is None

@@ -36,7 +36,7 @@ from .nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
-    copies_an_example,
+    copied_example,
     explore_objective,
     label_examples,
     label_messages,
@@ -218,15 +218,13 @@ class ExploreEpisode:
         judges = self.config.judges
         text = (await ctx.roles.plans.complete(label_messages(self.site, steps, node.url, node.text, judges),
                                                temperature=0.0)).text
+        copied = copied_example(text, label_examples())
         label = parse_label(text)
-        if label is None:
+        if copied is not None or label is None:
+            # No instruction for these steps (NNetNav prunes then); nothing to ask the reward model about.
             ctx.roles.plans.noted("unreadable_verdict")
-            self.pruned = f"no instruction could be read for the first {len(steps)} steps"
-            return None
-        if copies_an_example(label.instruction, label_examples()):
-            # No instruction for these steps (NNetNav prunes then); not worth asking the reward model about.
-            ctx.roles.plans.noted("unreadable_verdict")
-            self.pruned = f"the labeller answered its prompt's example “{label.instruction}”, not these steps"
+            self.pruned = (f"the labeller answered its prompt's example “{copied}”, not these steps" if copied
+                           else f"no instruction could be read for the first {len(steps)} steps")
             await ctx.trace.progress(f"after {len(steps)} steps: {self.pruned}")
             return None
         text = (await ctx.roles.value.complete(reward_messages(label.instruction, steps, node.url, node.text, judges),

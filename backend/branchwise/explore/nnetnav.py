@@ -114,13 +114,15 @@ def label_examples() -> tuple[str, ...]:
     return tuple(re.findall(r'"([^"]+)"', load_prompt("nnetnav_label_system.txt")))
 
 
-def copies_an_example(instruction: str, examples: Sequence[str]) -> bool:
-    """Whether `instruction` is one of the prompt's examples (case, spacing and punctuation aside): a small model
-    asked to label steps may answer with the example instead (Qwen2.5-Coder-1.5B did, every time)."""
+def copied_example(reply: str, examples: Sequence[str]) -> str | None:
+    """The prompt's example a labeller's reply repeats (case, spacing and punctuation aside), or None: a small model
+    asked to label steps may answer with the example instead, with or without the `Instruction:` line
+    (Qwen2.5-Coder-1.5B did, every time)."""
     def plain(text: str) -> str:
         return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
-    return plain(instruction) in {plain(example) for example in examples}
+    said = plain(reply)
+    return next((example for example in examples if plain(example) in said), None)
 
 
 def parse_label(text: str) -> Label | None:
