@@ -193,17 +193,15 @@ async def answer_found(ctx: SearchContext, why: str) -> SearchOutcome:
         if n.status == "terminal" and n.answer is not None and tree.is_below_root(n.id)]
     scored += [(item.reward, -item.node_id, item) for item in ctx.state.frontier
                if isinstance(item.action, Stop) and item.node_id in tree.nodes and tree.is_below_root(item.node_id)]
-    if not scored or max(s for s, _, _ in scored) < LIMIT_ANSWER_SCORE:
+    score, _, best = max(scored, key=lambda entry: entry[:2], default=(0.0, 0, None))
+    if best is None or score < LIMIT_ANSWER_SCORE:
         return ctx.failed(f"stopped: {why}")
-    score, _, best = max(scored, key=lambda entry: entry[:2])
     end = best if isinstance(best, Node) else stop_node(ctx, tree[best.node_id], best)
     assert end.parent_id is not None
     note = (f"stopped: {why}; answered with the best answer the search had found (#{end.id}, scored {score:.2f}, "
             f"read on #{end.parent_id} {tree[end.parent_id].url})")
     await ctx.trace.progress(note)
-    await ctx.trace.node(end)
-    await record_step(ctx, end)
-    await ctx.trace.chose([n.id for n in tree.lineage(end.id)])
+    await _record_answer(ctx, end)
     return SearchOutcome("finished", answer=end.answer or "", reason=note)
 
 
@@ -218,6 +216,11 @@ async def answer_at(ctx: SearchContext, end: Node) -> None:
         await ctx.trace.progress(f"the answer was read on #{parent.id} ({parent.url}), but the tab could not be "
                                  f"brought back there: {why}")
     ctx.state.current = end.id
+    await _record_answer(ctx, end)
+
+
+async def _record_answer(ctx: SearchContext, end: Node) -> None:
+    """The stop node `end` on record as the run's last step, its line the chosen trajectory."""
     await ctx.trace.node(end)
     await record_step(ctx, end)
     await ctx.trace.chose([n.id for n in ctx.state.tree.lineage(end.id)])
