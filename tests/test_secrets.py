@@ -298,3 +298,49 @@ def test_a_password_written_in_the_task_is_kept_from_the_result_logs_and_store(
     for where, text in {"--json result": result.model_dump_json(), "reporters": "\n".join(reporter.lines),
                         "logs": caplog.text, "store": dump_store(store_path)}.items():
         assert "Pw9" not in text, f"the task's password leaked into the {where}"
+
+
+@dataclass
+class WatchedFormBrowser(FormBrowser):
+    """The form, noting at each command how many of run r3's model calls the store holds by then."""
+
+    store: RunStore | None = None
+    stored_calls: list[int] = field(default_factory=list)
+
+    async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (), settle: object = None) -> ActResult:
+        assert self.store is not None
+        self.stored_calls.append(len(self.store.model_calls("r3")))
+        return await super().act(tab_id, command, allow=allow, settle=settle)
+
+
+def test_model_calls_are_stored_as_the_run_goes_and_a_password_written_before_it_is_typed_is_scrubbed_at_the_end(
+        form: PageView, tmp_path: Path) -> None:
+    password, notes = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
+    rules = [
+        Rule(name="done", when_contains=["PREVIOUS ACTION: type [" + str(password)], search_in="last_user",
+             reply="Signed in. In summary, the next action I will perform is ```stop [done]```"),
+        Rule(name="password", when_contains=["PREVIOUS ACTION: type [" + str(notes)], search_in="last_user",
+             reply=f"In summary, the next action I will perform is ```type [{password}] [{PASSWORD}] [0]```"),
+        Rule(name="note", reply=f"The task's note says the password is {PASSWORD}; first the note. "
+                                f"In summary, the next action I will perform is ```type [{notes}] [hello] [0]```"),
+    ]
+    store_path = default_store_path(tmp_path)
+    with ScriptedModelServer(Script(rules=rules)) as server, RunStore.open(store_path) as store:
+        browser = WatchedFormBrowser(store=store)
+
+        async def main() -> RunResult:
+            async with LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m",
+                                           max_retries=0)) as client:
+                env = BrowserEnv(browser, 1)  # type: ignore[arg-type]
+                return await greedy_agent(client, store=store).run("Sign in", env, Collected(), run_id="r3")
+
+        result = asyncio.run(main())
+        calls, stored = store.model_calls("r3"), store.load_run("r3")
+    assert result.status == "finished"
+    # A backend killed while an action runs keeps the calls that led to it.
+    assert browser.stored_calls == [1, 2]
+    # The first reply and its thought were stored before the run knew the password was one; the run's end scrubbed
+    # them, and the result shows them scrubbed.
+    said = f"The task's note says the password is {SECRET_MASK}"
+    assert calls[0].replies[0].startswith(said) and stored.nodes[1].thought.startswith(said)
+    assert PASSWORD not in dump_store(store_path) and PASSWORD not in result.model_dump_json()

@@ -123,13 +123,14 @@ class SearchAgent:
         # A resumed run's limits count what it used before the interruption (its wall time starts again).
         budget.used = sum(before.values(), Usage())
         state = SearchState()
-        trace = SearchTrace(run_id, strategy.name, reporter, self.store, state)
-        roles = self.roles.for_run(budget, before, on_call=trace.model_called)
-        # A page longer than the model's prompt has room for is shown around its viewport.
-        env.text_chars = observation_chars(roles.policy.config)
         # Card numbers and passwords in the task are masked wherever it is shown or stored; the model gets the task as
         # written.
         shown_task = mask_task(task)
+        secrets = SecretKeeper(task_secrets(task))
+        trace = SearchTrace(run_id, strategy.name, reporter, self.store, state, secrets)
+        roles = self.roles.for_run(budget, before, on_call=trace.model_called)
+        # A page longer than the model's prompt has room for is shown around its viewport.
+        env.text_chars = observation_chars(roles.policy.config)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
         await reporter.started(run_id, shown_task)
         if resume is not None:
@@ -140,7 +141,7 @@ class SearchAgent:
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
-                            secrets=SecretKeeper(task_secrets(task)), budget=budget,
+                            secrets=secrets, budget=budget,
                             use_examples=self.config.examples, past_runs=self.config.past_runs,
                             site=self.config.site or "")
 
@@ -193,8 +194,10 @@ class SearchAgent:
             for role, counts in result.mistakes.items():
                 await reporter.progress(run_id, f"{role} model mistakes: {describe_mistakes(counts)}")
             result.usage = total
+            # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
+            result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
             await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
-                                      calls=trace.call_records(ctx.secrets.scrub))
+                                      calls=trace.call_records(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

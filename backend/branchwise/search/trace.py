@@ -7,7 +7,7 @@ the run goes on: losing the record must not lose the user's task.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..actions import Action
 from ..agent.reporting import RunReporter
@@ -17,6 +17,7 @@ from ..core.status import Role
 from ..core.usage import Usage
 from ..protocol import BacktrackView, FrontierItemView, TreeNodeView, TreeUpdate
 from ..safety.postcheck import PostCheck
+from ..safety.secrets import SecretKeeper
 from ..store import (
     AuditRecord,
     BacktrackRecord,
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 
 class SearchTrace:
     def __init__(self, run_id: str, strategy: str, reporter: RunReporter, store: RunStore | None,
-                 state: SearchState | None = None) -> None:
+                 state: SearchState | None = None, secrets: SecretKeeper | None = None) -> None:
         self.run_id = run_id
         self.strategy = strategy
         self.reporter = reporter
@@ -56,8 +57,11 @@ class SearchTrace:
         self._position: tuple[int, int | None] | None = None
         # Each role's totals as last written (usage), for the same reason.
         self._usage_written: dict[Role, Usage] = {}
-        # The run's answered model calls, in order (stored when it ends).
+        # The run's answered model calls, in order, and how many of them are stored (`usage`, `call_records`).
         self.calls: list[ModelCall] = []
+        self._calls_written = 0
+        # The run's secrets (the same keeper as the search's): stored replies are scrubbed with it.
+        self.secrets = secrets or SecretKeeper()
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -168,8 +172,9 @@ class SearchTrace:
                                                 action_text=action_text, note=error or note or "done"))
 
     async def usage(self, per_role: Mapping[Role, Usage]) -> None:
-        """Each role's running totals, kept current so a crash loses no more than the calls since the last step;
-        a role whose totals are as last written is not written again (no call between the send and the step)."""
+        """Each role's running totals and the model calls answered since the last write, kept current so a crash loses
+        no more than the calls since the last step; a role whose totals are as last written is not written again (no
+        call between the send and the step). Every reply has been read by then, so the secrets it types are known."""
         if self.store is None:
             return
         for role, used in per_role.items():
@@ -177,6 +182,10 @@ class SearchTrace:
                 await self.writer.write(RunStore.set_usage, UsageRecord(run_id=self.run_id, role=role,
                                                                         **used.model_dump()))
                 self._usage_written[role] = used
+        if self._calls_written < len(self.calls):
+            records = self.call_records()
+            await self.writer.write(RunStore.add_model_calls, records)
+            self._calls_written += len(records)
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
@@ -184,14 +193,15 @@ class SearchTrace:
                 run_id=self.run_id, node_id=node_id, kind=kind, score=score, method=method, samples=list(samples)))
 
     async def model_called(self, call: ModelCall) -> None:
-        """Kept in memory and stored when the run ends (`call_records`): a reply may hold a secret the run learns
+        """Kept in memory until the next step (`usage`) or the run's end: a reply may hold a secret the run learns
         only once the reply is read (a password the model types into a password field)."""
         self.calls.append(call)
 
-    def call_records(self, scrub: Callable[[str], str]) -> list[ModelCallRecord]:
-        """The run's model calls as stored, every reply passed through `scrub` (the run's SecretKeeper)."""
+    def call_records(self) -> list[ModelCallRecord]:
+        """The model calls not yet stored, as stored: every reply scrubbed of the secrets the run knows."""
         return [ModelCallRecord(run_id=self.run_id, role=c.role, asked=c.asked, seconds=c.seconds, usage=c.usage,
-                                replies=[scrub(r) for r in c.replies], created_at=c.at) for c in self.calls]
+                                replies=[self.secrets.scrub(r) for r in c.replies], created_at=c.at)
+                for c in self.calls[self._calls_written:]]
 
     async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:
         self.backtracks.append(BacktrackView(source=source, target=target, mode=result.mode, outcome=result.outcome,

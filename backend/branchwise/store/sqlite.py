@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -472,6 +472,23 @@ class RunStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(r.run_id, r.role, r.asked, r.seconds, r.usage.model_dump_json(), json.dumps(r.replies),
                   _ts(r.created_at)) for r in records])
+
+    def scrub_run(self, run_id: str, scrub: Callable[[str], str]) -> int:
+        """Pass the run's stored thoughts and model replies through `scrub` again, for the secrets the run learnt after
+        they were written (a password the model wrote down a step before it typed it); returns how many rows changed."""
+        with self._lock, self._transaction():
+            nodes = []
+            for row in self._conn.execute("SELECT node_id, thought FROM nodes WHERE run_id = ?", (run_id,)):
+                if scrub(row["thought"]) != row["thought"]:
+                    nodes.append((scrub(row["thought"]), run_id, row["node_id"]))
+            self._conn.executemany("UPDATE nodes SET thought = ? WHERE run_id = ? AND node_id = ?", nodes)
+            calls = []
+            for row in self._conn.execute("SELECT id, replies FROM model_calls WHERE run_id = ?", (run_id,)):
+                replies = json.loads(row["replies"])
+                if [scrub(reply) for reply in replies] != replies:
+                    calls.append((json.dumps([scrub(reply) for reply in replies]), row["id"]))
+            self._conn.executemany("UPDATE model_calls SET replies = ? WHERE id = ?", calls)
+        return len(nodes) + len(calls)
 
     def model_calls(self, run_id_or_prefix: str) -> list[ModelCallRecord]:
         """A run's model calls in the order they were answered (kept apart from load_run: they are long)."""

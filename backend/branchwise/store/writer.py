@@ -74,9 +74,12 @@ class RunWriter:
         await self.write(RunStore.set_trajectory, self.run_id, list(node_ids))
 
     async def finish(self, status: FinalStatus, answer: str = "", reason: str = "",
-                     usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = ()) -> None:
-        """The run's final usage per model role, then its outcome (so a finished run always has its usage), then its
-        model calls. Tried even after the record was lost (the store may be back); a failure is only logged."""
+                     usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = (),
+                     scrub: Callable[[str], str] | None = None) -> None:
+        """The run's final usage per model role, then its outcome (so a finished run always has its usage), then the
+        model calls not yet stored, and with `scrub` the run's stored thoughts and replies scrubbed again (of the
+        secrets the run knows as it ends). Tried even after the record was lost (the store may be back); a failure is
+        only logged."""
         self.lost = None
         try:
             for record in usage:
@@ -88,5 +91,8 @@ class RunWriter:
         try:
             if calls:
                 await self.write(RunStore.add_model_calls, list(calls))
+            if scrub is not None:
+                await self.write(RunStore.scrub_run, self.run_id, scrub)
         except RecordLost as exc:
-            log.warning("run %s: its model calls could not be kept: %s", self.run_id, exc)
+            log.warning("run %s: its model calls could not be kept, or its record scrubbed of secrets learnt late: %s",
+                        self.run_id, exc)
