@@ -1,6 +1,6 @@
 """Faults around a run, through the real stack (`python -m branchwise.bench.faults`, a subset): each ends in a finished
 run or a stop with a reason, and the shop's database shows the book added to the cart at most once — the backend
-killed mid-action and resumed included."""
+killed mid-action or told to stop, and resumed, included."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ EXPECTED = {
     # the resumed run adds the book once.
     "backend killed mid-add": ("finished", "answered: Added", 1),
     "backend killed thinking": ("finished", "answered: Added", 1),
+    # SIGTERM while the add runs: the backend stops on its own (exit 143), the run left to resume, as after a crash.
+    "backend terminated mid-add": ("finished", "answered: Added", 1),
 }
 
 
@@ -41,4 +43,8 @@ def test_each_fault_ends_with_a_reason_and_nothing_is_added_twice(tmp_path: Path
     for fault, (status, says, added) in EXPECTED.items():
         assert seen[fault][0] == status and says in seen[fault][1] and seen[fault][2] == added, (fault, seen[fault])
     assert all(o.repeated == 0 for o in report.outcomes)
+    ended = {o.fault: (o.first_exit, o.calls_kept) for o in report.outcomes}
+    # The model call that chose the add was on record before the add was sent; SIGTERM ends the backend on its own.
+    assert ended["backend killed mid-add"] == (-9, 1), ended
+    assert ended["backend terminated mid-add"] == (143, 1), ended
     assert "| tab closed |" in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from branchwise.agent.env import EnvView, ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.cli import RunOptions, build_agent
 from branchwise.core.approval import DenyApprover
+from branchwise.core.status import TERMINATED
 from branchwise.core.usage import Usage
 from branchwise.link import ExtensionError, LinkTimeout
 from branchwise.llm import LLMClient, LLMConfig
@@ -25,6 +27,7 @@ from branchwise.protocol import NavigationInfo
 from branchwise.safety.gate import NetworkGate
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
+from branchwise.search.resume import resume_point
 from branchwise.store import NodeRecord, RunStore, default_store_path, format_calls, format_run, format_runs
 
 from agents import greedy_agent
@@ -291,30 +294,39 @@ SCROLL_ON_ORDERS = [
 ]
 
 
-@pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
-def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, store: RunStore) -> None:
-    class HangingEnv(SiteEnv):
-        """The second action never returns, so the user stops the run while it is under way."""
+@dataclass
+class HangingEnv(SiteEnv):
+    """The second action never returns (`executing` is set once it is under way), so the run is stopped during it."""
 
-        async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
-            if self.executed:
-                executing.set()
-                await asyncio.Event().wait()
-            return await super().execute(action)
+    executing: asyncio.Event = field(default_factory=asyncio.Event)
 
+    async def execute(self, action: Action, *, allow: object = None) -> ExecResult:
+        if self.executed:
+            self.executing.set()
+            await asyncio.Event().wait()
+        return await super().execute(action)
+
+
+def cancel_during_second_action(scripted: ScriptedModelServer, store: RunStore, *message: str) -> None:
+    """Run r1 and cancel it (with `message`) while its second action is under way."""
     async def main() -> None:
         config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
-            env = HangingEnv()
+            executing = asyncio.Event()
             agent = greedy_agent(client, store=store)
+            env = HangingEnv(executing=executing)
             run = asyncio.create_task(agent.run("task", env, Recorder(), run_id="r1"))  # type: ignore[arg-type]
             await executing.wait()
-            run.cancel()
+            run.cancel(*message)
             with pytest.raises(asyncio.CancelledError):
                 await run
 
-    executing = asyncio.Event()
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
+def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, store: RunStore) -> None:
+    cancel_during_second_action(scripted, store)
     stored = store.load_run("r1")
     assert (stored.run.status, stored.run.reason) == ("stopped", "stopped by the user")
     assert stored.run.finished_at is not None and stored.usage[0].calls == 2
@@ -325,6 +337,25 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
     # But it had been sent, and nobody knows what it did: `show` says so.
     assert stored.unfinished_action is not None and stored.unfinished_action.action_text == "scroll [down]"
     assert "Unknown:   `scroll [down]` was sent to http://shop.test/orders" in format_run(stored)
+
+
+@pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
+def test_a_run_whose_process_is_told_to_stop_keeps_its_calls_and_is_left_to_resume(
+        scripted: ScriptedModelServer, store: RunStore, tmp_path: Path) -> None:
+    cancel_during_second_action(scripted, store, TERMINATED)
+    stored = store.load_run("r1")
+    # Not "stopped by the user": the record stays open, with what the run used and every model call it made.
+    assert (stored.run.status, stored.run.finished_at) == ("running", None)
+    assert stored.usage[0].calls == 2 and len(store.model_calls("r1")) == 2
+    # Once the process is gone, the run is interrupted with the action in flight named, and can be resumed.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    with sqlite3.connect(default_store_path(tmp_path)) as db:
+        db.execute("UPDATE runs SET owner_pid = ? WHERE run_id = 'r1'", (gone.pid,))
+    assert store.mark_interrupted() == 1
+    stored = store.load_run("r1")
+    assert stored.run.status == "interrupted" and "`scroll [down]` had been sent" in stored.run.reason
+    assert resume_point(stored, "task").unfinished == "scroll [down]"
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)

@@ -64,6 +64,7 @@ from .store import (
     format_run,
     format_runs,
 )
+from .terminate import Terminated, until_terminated
 
 if TYPE_CHECKING:
     from .harness.tasks import TaskConfig
@@ -857,11 +858,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     handler = args.handler
     try:
-        code: int = asyncio.run(handler(args)) if asyncio.iscoroutinefunction(handler) else handler(args)
+        if not asyncio.iscoroutinefunction(handler):
+            code: int = handler(args)
+        elif args.command == "serve":  # its side-panel runs are left to be offered for resume, as after a crash
+            code = asyncio.run(handler(args))
+        else:
+            code = asyncio.run(until_terminated(handler(args)))
         return code
     except KeyboardInterrupt:
         say("Interrupted.")
         return EXIT_RUN_FAILED
+    except Terminated as exc:
+        say(f"Stopped by {exc}.")
+        return exc.exit_code
     except (UsageError, ModelNotConfigured, PortInUse, BrowserLaunchError, LinkTimeout, ModelMissing,
             ModelCorrupt) as exc:
         sys.stderr.write(f"branchwise: {exc}\n")

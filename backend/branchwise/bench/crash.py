@@ -1,5 +1,5 @@
-"""The faults benchmark's crash rows: the backend SIGKILLed in the middle of the destructive step, or while the model
-thinks, then `branchwise resume`.
+"""The faults benchmark's crash rows: the backend SIGKILLed (or SIGTERMed) in the middle of the destructive step, or
+while the model thinks, then `branchwise resume`.
 
 Real processes throughout: `branchwise run` and later `branchwise resume` as child processes on one port and data
 folder, a Chromium launched here (so it outlives the killed backend) with the extension paired to that port, the
@@ -75,6 +75,10 @@ class Crashed:
     run: RunRecord
     db_path: Path
     product_id: int
+    # The first backend's exit status (a negative signal number when the signal itself ended it), and how many model
+    # calls of the run were on record when it had exited.
+    first_exit: int
+    calls_kept: int
 
 
 def free_port() -> int:
@@ -113,8 +117,8 @@ def thinking(data: Path, db_path: Path, product_id: int) -> bool:
         return any(r.nodes > 0 for r in store.list_runs(1))
 
 
-async def killed_and_resumed(work: Path, script: Path, strike: Strike) -> Crashed:
-    """Run CART_TASK in a child backend, SIGKILL it when `strike` says, and resume the run in a second one. Both
+async def killed_and_resumed(work: Path, script: Path, strike: Strike, signum: int = signal.SIGKILL) -> Crashed:
+    """Run CART_TASK in a child backend, send it `signum` when `strike` says, and resume the run in a second one. Both
     approve every question (a resume that ran the add again would get its yes)."""
     data = work / "data"
     db_path = work / "shop.sqlite3"
@@ -140,18 +144,19 @@ async def killed_and_resumed(work: Path, script: Path, strike: Strike) -> Crashe
                          "the moment to kill the backend")
             if first.poll() is not None:
                 raise RuntimeError(f"the first backend ended before it was killed: {first.stderr.read()[-2000:]}")
-            os.kill(first.pid, signal.SIGKILL)
-            first.wait()
-            log.info("crash: backend killed; resuming")
+            os.kill(first.pid, signum)
+            first_exit = await asyncio.to_thread(first.wait, CHILD_TIMEOUT_S)
+            log.info("crash: backend ended by %s (exit %d); resuming", signal.Signals(signum).name, first_exit)
             with RunStore(default_store_path(data)) as store:
                 run_id = store.list_runs(1)[0].run_id
+                calls_kept = len(store.model_calls(run_id))
             resumed = await asyncio.to_thread(
                 subprocess.run, _cli("resume", run_id, "--connect-timeout", "60", *common), input=yes,
                 capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
             log.info("crash: resume exited %d:\n%s\n%s", resumed.returncode, resumed.stdout[-3000:],
                      resumed.stderr[-2000:])
             with RunStore(default_store_path(data)) as store:
-                return Crashed(store.load_run(run_id).run, db_path, product.id)
+                return Crashed(store.load_run(run_id).run, db_path, product.id, first_exit, calls_kept)
         finally:
             await chromium.close()
 

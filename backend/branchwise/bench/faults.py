@@ -9,8 +9,9 @@ after that step. The table gives the run's end (status and reason) and how many 
 read from the shop's database: a repeated destructive action shows as more than one. Asserts nothing; the e2e test
 `e2e/test_faults_e2e.py` checks a subset.
 
-The last two rows, "backend killed", run in child processes with a Chromium of their own (bench/crash.py): the
-backend is SIGKILLed while the add runs or while the model thinks, and `branchwise resume` goes on with the run.
+The last three rows run in child processes with a Chromium of their own (bench/crash.py): the backend is SIGKILLed
+while the add runs or while the model thinks, or SIGTERMed while the add runs (it stops, leaving the run to resume),
+and `branchwise resume` goes on with the run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import asyncio
 import io
 import logging
+import signal
 import sqlite3
 import tempfile
 from collections.abc import Callable, Coroutine, Sequence
@@ -169,12 +171,13 @@ def added_to_cart(db_path: Path, product_id: int) -> int:
 
 @dataclass(frozen=True)
 class Killed:
-    """A row run in child processes (bench/crash.py): the backend SIGKILLed, then `branchwise resume`."""
+    """A row run in child processes (bench/crash.py): the backend sent `signum`, then `branchwise resume`."""
 
     name: str
     what: str
     script: Script
     strike: Strike
+    signum: int = signal.SIGKILL
 
 
 KILLED: tuple[Killed, ...] = (
@@ -182,6 +185,8 @@ KILLED: tuple[Killed, ...] = (
            cart_script(), add_in_flight(added_to_cart)),
     Killed("backend killed thinking", "the backend is SIGKILLed while the model thinks on the book's page, then "
            "`branchwise resume`", cart_script(thinking_s=THINKING_S), thinking),
+    Killed("backend terminated mid-add", "the backend is SIGTERMed while the add runs, then `branchwise resume`",
+           cart_script(), add_in_flight(added_to_cart), signal.SIGTERM),
 )
 
 
@@ -194,6 +199,9 @@ class FaultOutcome(BaseModel):
     # How many times the book went into the cart (the shop's database): 1 is the task done once.
     added: int
     repeated: int
+    # The rows run in child processes: the first backend's exit status, and the run's model calls on record then.
+    first_exit: int | None = None
+    calls_kept: int | None = None
 
 
 class FaultsReport(BaseModel):
@@ -229,11 +237,12 @@ async def run_fault(session: Session, fault: Fault, work: Path) -> FaultOutcome:
 async def run_killed(killed: Killed, work: Path) -> FaultOutcome:
     script = work / "script.json"
     killed.script.save(script)
-    crashed = await killed_and_resumed(work, script, killed.strike)
+    crashed = await killed_and_resumed(work, script, killed.strike, killed.signum)
     added = added_to_cart(crashed.db_path, crashed.product_id)
     run = crashed.run
     return FaultOutcome(fault=killed.name, what=killed.what, status=run.status, reason=run.reason, answer=run.answer,
-                        added=added, repeated=max(0, added - 1))
+                        added=added, repeated=max(0, added - 1), first_exit=crashed.first_exit,
+                        calls_kept=crashed.calls_kept)
 
 
 async def bench(only: Sequence[str] = ()) -> FaultsReport:

@@ -7,6 +7,9 @@ from typing import Literal
 # A run on record: running until it ends one of the final ways, or is found cut short by a backend exit.
 RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
 FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
+# Why a run stops when its process is told to (SIGTERM, SIGHUP): the message its task is cancelled with, and its reason.
+# Its record is left open, to be marked interrupted once the process is gone, so that `branchwise resume` can go on.
+TERMINATED = "branchwise was told to stop (SIGTERM or SIGHUP) before the run finished"
 # How a run that this process saw to its end ended.
 ResultStatus = Literal["finished", "failed", "stopped"]
 # open: reached, not expanded yet; expanded: its actions proposed; terminal: an answer; dead: the action failed, or the

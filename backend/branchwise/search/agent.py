@@ -19,7 +19,7 @@ from ..core.approval import Approver, DenyApprover
 from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
 from ..core.mistakes import describe_mistakes
-from ..core.status import BacktrackMode, Role
+from ..core.status import TERMINATED, BacktrackMode, Role
 from ..core.usage import Usage
 from ..link import ExtensionError, LinkTimeout
 from ..llm import LLMError
@@ -150,6 +150,7 @@ class SearchAgent:
                 await resume_into(ctx, resume)
             return await strategy.search(ctx)
 
+        terminated = False
         try:
             if resume is None:  # a resumed run was reopened by the caller (RunStore.reopen_run)
                 await trace.writer.start(RunRecord(
@@ -159,8 +160,9 @@ class SearchAgent:
                     tab_id=env.tab_id))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
                 outcome = await within_time(search(), self.config.limits.timeout_s)
-        except asyncio.CancelledError:
-            outcome = SearchOutcome("failed", reason="stopped by the user")
+        except asyncio.CancelledError as exc:
+            terminated = TERMINATED in exc.args
+            outcome = SearchOutcome("failed", reason=TERMINATED if terminated else "stopped by the user")
             result.status = "stopped"
             raise
         except LLMError as exc:
@@ -196,8 +198,9 @@ class SearchAgent:
             result.usage = total
             # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
             result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
-            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
-                                      calls=trace.call_records(), scrub=secrets.scrub)
+            # A run whose process was told to stop keeps its record open, to be resumed (TERMINATED).
+            await trace.writer.finish(None if terminated else result.status, result.answer, result.reason,
+                                      usage=per_role, calls=trace.call_records(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

@@ -1,0 +1,75 @@
+"""Stop signals end a command as Ctrl-C does, with the clean-up it started, and tell its run it was cut short."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from branchwise.core.status import TERMINATED
+from branchwise.terminate import Terminated, until_terminated
+
+
+class Command:
+    """A command that waits until cancelled, then takes a while to clean up (as closing Chromium does)."""
+
+    def __init__(self) -> None:
+        self.waiting = asyncio.Event()
+        self.cancelled_with: tuple[object, ...] | None = None
+        self.cleaned_up = False
+
+    async def __call__(self) -> int:
+        try:
+            self.waiting.set()
+            await asyncio.Event().wait()
+        except asyncio.CancelledError as exc:
+            self.cancelled_with = exc.args
+            raise
+        finally:
+            await asyncio.sleep(0.2)
+            self.cleaned_up = True
+        return 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_cancels_the_command_which_cleans_up_and_the_process_exits_as_the_signal_says(
+        signum: int) -> None:
+    command = Command()
+
+    async def main() -> int:
+        running = asyncio.ensure_future(until_terminated(command()))
+        await command.waiting.wait()
+        os.kill(os.getpid(), signum)
+        await asyncio.sleep(0.05)
+        os.kill(os.getpid(), signum)  # a second signal during the clean-up does not cut it short
+        return await running
+
+    with pytest.raises(Terminated) as stopped:
+        asyncio.run(main())
+    assert command.cancelled_with == (TERMINATED,) and command.cleaned_up
+    assert stopped.value.exit_code == 128 + signum and str(stopped.value) == signal.Signals(signum).name
+    # The process's own handling is back: the signals were the command's only while it ran.
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_a_cancel_from_outside_passes_through_as_a_cancel_not_a_stop_signal() -> None:
+    command = Command()
+
+    async def main() -> None:
+        running = asyncio.ensure_future(until_terminated(command()))
+        await command.waiting.wait()
+        running.cancel()  # what asyncio.run does on Ctrl-C
+        await running
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert command.cancelled_with == () and command.cleaned_up
+
+
+def test_a_command_that_ends_on_its_own_returns_its_code() -> None:
+    async def quick() -> int:
+        return 7
+
+    assert asyncio.run(until_terminated(quick())) == 7
