@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,7 +28,15 @@ from branchwise.safety.gate import NetworkGate
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.agent import SearchAgent
 from branchwise.search.resume import resume_point
-from branchwise.store import NodeRecord, RunStore, default_store_path, format_calls, format_run, format_runs
+from branchwise.store import (
+    ModelCallRecord,
+    NodeRecord,
+    RunStore,
+    default_store_path,
+    format_calls,
+    format_run,
+    format_runs,
+)
 
 from agents import greedy_agent
 
@@ -341,21 +349,16 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
 
 @pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
 def test_a_run_whose_process_is_told_to_stop_keeps_its_calls_and_is_left_to_resume(
-        scripted: ScriptedModelServer, store: RunStore, tmp_path: Path) -> None:
+        scripted: ScriptedModelServer, store: RunStore) -> None:
     cancel_during_second_action(scripted, store, TERMINATED)
     stored = store.load_run("r1")
-    # Not "stopped by the user": the record stays open, with what the run used and every model call it made.
-    assert (stored.run.status, stored.run.finished_at) == ("running", None)
+    # Not "stopped by the user": interrupted, as a crash leaves a run, with the action in flight named, what the run
+    # used and every model call it made; and it can be resumed.
+    assert stored.run.status == "interrupted" and stored.run.reason.startswith(TERMINATED)
+    assert "`scroll [down]` had been sent to the page and its outcome is unknown" in stored.run.reason
     assert stored.usage[0].calls == 2 and len(store.model_calls("r1")) == 2
-    # Once the process is gone, the run is interrupted with the action in flight named, and can be resumed.
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    with sqlite3.connect(default_store_path(tmp_path)) as db:
-        db.execute("UPDATE runs SET owner_pid = ? WHERE run_id = 'r1'", (gone.pid,))
-    assert store.mark_interrupted() == 1
-    stored = store.load_run("r1")
-    assert stored.run.status == "interrupted" and "`scroll [down]` had been sent" in stored.run.reason
     assert resume_point(stored, "task").unfinished == "scroll [down]"
+    store.reopen_run("r1")
 
 
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
@@ -415,3 +418,33 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
             assert agent.config.strategy == "greedy" and agent.gate is gate
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_run_stopped_while_its_calls_are_being_written_keeps_each_call_once(
+        scripted: ScriptedModelServer, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    writing, stopped = threading.Event(), threading.Event()
+    add_model_calls = RunStore.add_model_calls
+
+    def slow(self: RunStore, records: Sequence[ModelCallRecord]) -> None:
+        """The first write finishes only after the run was stopped (a write in its thread cannot be cut off)."""
+        if not writing.is_set():
+            writing.set()
+            stopped.wait(5)
+        add_model_calls(self, records)
+
+    async def main() -> None:
+        config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(config) as client:
+            run = asyncio.create_task(greedy_agent(client, store=store).run(
+                "task", SiteEnv(), Recorder(), run_id="r1"))  # type: ignore[arg-type]
+            await asyncio.to_thread(writing.wait, 5)
+            run.cancel()
+            stopped.set()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+
+    monkeypatch.setattr(RunStore, "add_model_calls", slow)
+    asyncio.run(main())
+    assert store.load_run("r1").run.status == "stopped"
+    assert [c.replies for c in store.model_calls("r1")] == [[cot("click [7]")]]

@@ -73,3 +73,24 @@ def test_a_command_that_ends_on_its_own_returns_its_code() -> None:
         return 7
 
     assert asyncio.run(until_terminated(quick())) == 7
+
+
+def test_a_signal_the_process_was_started_to_ignore_stays_ignored() -> None:
+    """`nohup branchwise run …` must outlive the terminal it was started from."""
+    command = Command()
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        async def main() -> int:
+            running = asyncio.ensure_future(until_terminated(command()))
+            await command.waiting.wait()
+            os.kill(os.getpid(), signal.SIGHUP)
+            await asyncio.sleep(0.1)
+            assert not running.done()
+            running.cancel()
+            return await running
+
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(main())
+        assert command.cancelled_with == () and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -1,7 +1,8 @@
 """Stop signals as cancellation: a command told to stop by SIGTERM (`kill`, a service manager) or SIGHUP (its terminal
 closed) is cancelled as Ctrl-C cancels it, so that what it started is closed (Chromium and its profile, the sandbox
-sites' copies, a local model server) and its run's record kept. The cancel carries TERMINATED: the run leaves its
-record open, to be marked interrupted once the process is gone, where Ctrl-C records a stop by the user."""
+sites' copies, a local model server) and its run's record kept. The cancel carries TERMINATED: the run is recorded as
+interrupted (resumable while its tab is open), where Ctrl-C records a stop by the user. A signal the process was
+started to ignore (`nohup`) stays ignored."""
 
 from __future__ import annotations
 
@@ -47,8 +48,11 @@ async def until_terminated(command: Coroutine[Any, Any, T]) -> T:
         log.warning("%s received: stopping", signal.Signals(signum).name)
         task.cancel(TERMINATED)
 
+    # The signals' handlers before, put back after; one the process was started to ignore is left alone.
+    previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    handled = [signum for signum in SIGNALS if previous[signum] != signal.SIG_IGN]
     try:
-        for signum in SIGNALS:
+        for signum in handled:
             loop.add_signal_handler(signum, stop, signum)
     except (ValueError, RuntimeError):  # not the main thread: the signals are not this command's to handle
         return await task
@@ -60,5 +64,6 @@ async def until_terminated(command: Coroutine[Any, Any, T]) -> T:
             raise Terminated(received[0]) from None
         raise
     finally:
-        for signum in SIGNALS:
+        for signum in handled:
             loop.remove_signal_handler(signum)
+            signal.signal(signum, previous[signum])

@@ -8,7 +8,7 @@ from typing import Literal
 RunStatus = Literal["running", "finished", "failed", "stopped", "interrupted"]
 FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
 # Why a run stops when its process is told to (SIGTERM, SIGHUP): the message its task is cancelled with, and its reason.
-# Its record is left open, to be marked interrupted once the process is gone, so that `branchwise resume` can go on.
+# It is recorded as interrupted, as a crash leaves it, so that `branchwise resume` can go on while its tab is open.
 TERMINATED = "branchwise was told to stop (SIGTERM or SIGHUP) before the run finished"
 # How a run that this process saw to its end ended.
 ResultStatus = Literal["finished", "failed", "stopped"]

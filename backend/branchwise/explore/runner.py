@@ -15,6 +15,7 @@ from ..agent.reporting import RunReporter
 from ..browser import BROWSER_FAILURES, Browser
 from ..core.approval import DenyApprover
 from ..core.budget import Limits
+from ..core.tasks import gather_all
 from ..safety.gate import NetworkGate
 from ..safety.sites import SiteRules, host_of
 from ..search.agent import SearchAgent, SearchConfig
@@ -87,4 +88,4 @@ async def explore(url: str, options: ExploreOptions, roles: ModelRoles, browser:
             return EpisodeOutcome(persona, result.run_id, result.status, len(strategy.demos), len(result.steps),
                                   strategy.pruned or result.reason)
 
-    return list(await asyncio.gather(*(episode(k) for k in range(options.episodes))))
+    return await gather_all(episode(k) for k in range(options.episodes))

@@ -23,6 +23,7 @@ from ..core.approval import PolicyApprover
 from ..core.budget import Limits
 from ..core.mistakes import MistakeCounts
 from ..core.status import BacktrackMode, ResultStatus
+from ..core.tasks import gather_all
 from ..core.usage import Usage
 from ..launcher import ChromiumConfig
 from ..models import ModelSetup
@@ -246,5 +247,5 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
             f"score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
             + (f" — {result.eval_error}" if result.eval_error else ""))
 
-    await asyncio.gather(*(one(task) for task in todo))
+    await gather_all(one(task) for task in todo)
     return results

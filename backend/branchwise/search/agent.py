@@ -162,7 +162,9 @@ class SearchAgent:
                 outcome = await within_time(search(), self.config.limits.timeout_s)
         except asyncio.CancelledError as exc:
             terminated = TERMINATED in exc.args
-            outcome = SearchOutcome("failed", reason=TERMINATED if terminated else "stopped by the user")
+            # A cancel without a message is the user's stop (Ctrl-C, the side panel's Stop).
+            said = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "stopped by the user"
+            outcome = SearchOutcome("failed", reason=said)
             result.status = "stopped"
             raise
         except LLMError as exc:
@@ -198,8 +200,9 @@ class SearchAgent:
             result.usage = total
             # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
             result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
-            # A run whose process was told to stop keeps its record open, to be resumed (TERMINATED).
-            await trace.writer.finish(None if terminated else result.status, result.answer, result.reason,
+            # A run whose process was told to stop is on record as interrupted, as after a crash: resumable while its
+            # tab is open.
+            await trace.writer.finish("interrupted" if terminated else result.status, result.answer, result.reason,
                                       usage=per_role, calls=trace.call_records(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))

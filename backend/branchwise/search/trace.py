@@ -24,6 +24,7 @@ from ..store import (
     ClassificationRecord,
     ModelCallRecord,
     NodeRecord,
+    RecordLost,
     RunStore,
     RunWriter,
     UsageRecord,
@@ -174,7 +175,9 @@ class SearchTrace:
     async def usage(self, per_role: Mapping[Role, Usage]) -> None:
         """Each role's running totals and the model calls answered since the last write, kept current so a crash loses
         no more than the calls since the last step; a role whose totals are as last written is not written again (no
-        call between the send and the step). Every reply has been read by then, so the secrets it types are known."""
+        call between the send and the step). Every reply has been read by then, so a secret it types is known and
+        scrubbed; one it names before the step that types it is scrubbed at the run's end (`RunStore.scrub_run`), as
+        in the nodes' thoughts, so a crash in between leaves it in the store."""
         if self.store is None:
             return
         for role, used in per_role.items():
@@ -183,9 +186,15 @@ class SearchTrace:
                                                                         **used.model_dump()))
                 self._usage_written[role] = used
         if self._calls_written < len(self.calls):
-            records = self.call_records()
-            await self.writer.write(RunStore.add_model_calls, records)
-            self._calls_written += len(records)
+            records, written = self.call_records(), self._calls_written
+            # Counted before the write: a cancel while it runs in its thread must not have the run's end write them
+            # again. A write that failed is left to the end to try again.
+            self._calls_written = len(self.calls)
+            try:
+                await self.writer.write(RunStore.add_model_calls, records)
+            except RecordLost:
+                self._calls_written = written
+                raise
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:

@@ -388,10 +388,15 @@ class RunStore:
 
     def finish_run(self, run_id: str, status: FinalStatus, answer: str = "", reason: str = "",
                    finished_at: datetime | None = None) -> None:
+        """The run's end. An interrupted run's reason names the action it had under way, if any (`_interrupted`)."""
         if status not in get_args(FinalStatus):  # a runtime guard: callers may pass plain strings
             raise ValueError(f"finish_run needs one of {get_args(FinalStatus)}, not {status!r}")
-        changed = self._write("UPDATE runs SET status = ?, answer = ?, reason = ?, finished_at = ? WHERE run_id = ?",
-                              (status, answer, reason, _ts(finished_at or utc_now()), run_id))
+        with self._lock:
+            if status == "interrupted":
+                reason = self._interrupted(run_id, reason)
+            changed = self._conn.execute(
+                "UPDATE runs SET status = ?, answer = ?, reason = ?, finished_at = ? WHERE run_id = ?",
+                (status, answer, reason, _ts(finished_at or utc_now()), run_id)).rowcount
         if not changed:
             raise RunNotFound(f"no run {run_id!r} to finish")
 
@@ -546,11 +551,7 @@ class RunStore:
         now = _ts(utc_now())
         with self._lock, self._transaction():
             for run_id in dead:
-                reason = "the backend stopped before the run finished"
-                unfinished = self._unfinished_action(run_id)
-                if unfinished is not None:
-                    reason += (f"; `{unfinished.action_text}` had been sent to the page and its outcome is unknown: "
-                               "look at the tab before doing it again (`branchwise resume` judges it by the page)")
+                reason = self._interrupted(run_id, "the backend stopped before the run finished")
                 self._conn.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = ?, reason = CASE WHEN reason = '' "
                     "THEN ? ELSE reason END WHERE run_id = ? AND status = 'running'", (now, reason, run_id))
@@ -650,6 +651,15 @@ class RunStore:
         return StoredRun(run=run, nodes=nodes, classifications=classifications, values=values,
                          backtracks=backtracks, usage=usage, trajectory=trajectory,
                          unfinished_action=self._unfinished_action(run_id))
+
+    def _interrupted(self, run_id: str, reason: str) -> str:
+        """Why the run was cut short, and the action it had under way, whose outcome is unknown (callers hold the
+        lock)."""
+        unfinished = self._unfinished_action(run_id)
+        if unfinished is None:
+            return reason
+        return (f"{reason}; `{unfinished.action_text}` had been sent to the page and its outcome is unknown: look at "
+                "the tab before doing it again (`branchwise resume` judges it by the page)")
 
     def _unfinished_action(self, run_id: str) -> AuditRecord | None:
         """The run's last `action_sent`, unless an `action_result` follows it: an action whose outcome is unknown."""

@@ -73,20 +73,18 @@ class RunWriter:
     async def trajectory(self, node_ids: Sequence[int]) -> None:
         await self.write(RunStore.set_trajectory, self.run_id, list(node_ids))
 
-    async def finish(self, status: FinalStatus | None, answer: str = "", reason: str = "",
+    async def finish(self, status: FinalStatus, answer: str = "", reason: str = "",
                      usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = (),
                      scrub: Callable[[str], str] | None = None) -> None:
         """The run's final usage per model role, then its outcome (so a finished run always has its usage), then the
         model calls not yet stored, and with `scrub` the run's stored thoughts and replies scrubbed again (of the
-        secrets the run knows as it ends). `status` None: the run's process was told to stop, and its record stays
-        open, to be marked interrupted (resumable) once the process is gone. Tried even after the record was lost
-        (the store may be back); a failure is only logged."""
+        secrets the run knows as it ends). Tried even after the record was lost (the store may be back); a failure is
+        only logged."""
         self.lost = None
         try:
             for record in usage:
                 await self.write(RunStore.set_usage, record)
-            if status is not None:
-                await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
+            await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
         except RecordLost as exc:
             log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
             return
