@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 from branchwise.actions import Click
@@ -116,6 +120,35 @@ def test_terminal_approver_accepts_only_yes() -> None:
 
 def test_terminal_approver_denies_at_end_of_input() -> None:
     assert terminal("")[0] == Decision(False, "user (terminal)", "")
+
+
+BACKEND = Path(__file__).resolve().parents[1] / "backend"
+
+
+def test_a_run_stopped_while_the_terminal_waits_for_an_answer_lets_the_process_exit() -> None:
+    """Ctrl-C or SIGTERM while "Allow it once?" waits: the process ends without a line typed (it used to hang in
+    asyncio.run's shutdown, waiting for the thread that reads the terminal)."""
+    program = textwrap.dedent("""
+        import asyncio, os
+        from branchwise.core.approval import ApprovalRequest, TerminalApprover
+
+        async def main():
+            reading, _ = os.pipe()  # a terminal nobody types into
+            ask = ApprovalRequest(run_id="r", action_text="click [7]", url="https://x.example/", element="",
+                                  reasons=())
+            waiting = asyncio.ensure_future(TerminalApprover(os.fdopen(reading), open(os.devnull, "w")).decide(ask))
+            await asyncio.sleep(0.3)
+            waiting.cancel()
+            try:
+                await waiting
+            except asyncio.CancelledError:
+                print("stopped")
+
+        asyncio.run(main())
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=20,
+                          env={**os.environ, "PYTHONPATH": str(BACKEND)})
+    assert (done.returncode, done.stdout) == (0, "stopped\n"), done.stderr
 
 
 def test_terminal_approver_shows_the_action_page_and_reasons() -> None:

@@ -6,8 +6,10 @@ Side-panel runs ask on a card in the side panel (safety/confirm.py); CLI runs as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
@@ -145,9 +147,35 @@ class TerminalApprover:
             + "Allow it once? [y/N] "
         )
         self.out.flush()
-        answer = await asyncio.to_thread(self.stdin.readline)
+        answer = await read_line(self.stdin)
         approved = answer.strip().lower() in ("y", "yes")
         return Decision(approved, "user (terminal)", answer.strip())
+
+
+async def read_line(stream: TextIO) -> str:
+    """The next line of `stream`, read on a daemon thread: a run stopped while it waits for an answer (Ctrl-C, SIGTERM)
+    lets the process exit, where asyncio.to_thread's worker would hold it until a line is typed."""
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def settle(text: str | None, error: BaseException | None) -> None:
+        if line.done():  # the wait was cancelled
+            return
+        if error is not None:
+            line.set_exception(error)
+        else:
+            line.set_result(text or "")
+
+    def read() -> None:
+        try:
+            text, error = stream.readline(), None
+        except Exception as exc:  # handed to the waiting coroutine
+            text, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, text, error)
+
+    threading.Thread(target=read, name="terminal-answer", daemon=True).start()
+    return await line
 
 
 class ScriptedApprover:
