@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -91,6 +92,9 @@ def test_serve_prints_the_token_it_keeps_and_answers_on_loopback(tmp_path: Path)
     finally:
         proc.terminate()
         proc.wait(10)
+    # SIGTERM stops it as Ctrl-C does, with what it opened closed, and says so.
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert proc.stdout is not None and "Stopped by SIGTERM." in proc.stdout.read()
 
 
 class Tty(io.StringIO):

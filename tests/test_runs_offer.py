@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from branchwise.agent.env import EnvConfig
+from branchwise.agent.records import RunResult
+from branchwise.core.status import TERMINATED
 from branchwise.link import RunRefused
 from branchwise.models import ModelSetup
 from branchwise.protocol import ListDemos, ResumeRun, RunUpdate, TabInfo
@@ -113,3 +115,31 @@ def test_the_panel_is_told_what_exploring_learnt_about_its_tabs_site_only(tmp_pa
         assert [d.instruction for d in listed.demos] == ["Sort by price", "Open Garden"]
         assert listed.demos[0].steps == 1 and listed.demos[0].score == 4
         assert asyncio.run(runs.list_demos(ListDemos(url="about:blank"))).demos == []
+
+
+def test_a_backend_that_stops_ends_its_runs_with_the_reason_and_takes_no_more(tmp_path: Path) -> None:
+    seen: list[tuple[object, ...]] = []
+    cleaned: list[bool] = []
+
+    async def run() -> RunResult:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError as exc:
+            seen.append(exc.args)
+            await asyncio.sleep(0.1)  # its record is written while the backend waits
+            cleaned.append(True)
+            raise
+        raise AssertionError("never reached: the run waits until it is stopped")
+
+    async def main(runs: RunManager) -> None:
+        runs.attach()
+        runs.tasks["r1"] = asyncio.create_task(run())
+        await asyncio.sleep(0)
+        await runs.shutdown((TERMINATED,))
+
+    browser = Browser(open_tabs=(7,))
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        runs = manager(store, browser)
+        asyncio.run(main(runs))
+    assert seen == [(TERMINATED,)] and cleaned == [True]
+    assert browser.hub.start_run_handler is None and browser.hub.resume_run_handler is None

@@ -393,6 +393,7 @@ def finish(result: RunResult, json_path: Path | None) -> int:
 async def cmd_serve(args: argparse.Namespace) -> int:
     config = server_config(args, args.port if args.port is not None else DEFAULT_PORT)
     options = run_options(args)
+    manager: RunManager | None = None
     async with contextlib.AsyncExitStack() as stack:
         session = await stack.enter_async_context(open_session(config))
         say(f"Branchwise {__version__} backend on ws://127.0.0.1:{session.server.port}/ws")
@@ -422,11 +423,17 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                 return build_agent(model, session.browser, replace(options, strategy=strategy, backtrack=backtrack),
                                    store, approver, session.gate)
 
-            RunManager(session.browser, model, agent_for(options.strategy, options.backtrack),
-                       EnvConfig(sites=options.sites), TerminalReporter(scripted_model=model.scripted), store,
-                       agent_for=agent_for).attach()
+            manager = RunManager(session.browser, model, agent_for(options.strategy, options.backtrack),
+                                 EnvConfig(sites=options.sites), TerminalReporter(scripted_model=model.scripted),
+                                 store, agent_for=agent_for)
+            manager.attach()
         say("Press Ctrl-C to stop.")
-        await asyncio.Event().wait()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError as exc:  # Ctrl-C, or a stop signal (TERMINATED): runs end before all closes
+            if manager is not None:
+                await manager.shutdown(exc.args)
+            raise
     return EXIT_OK
 
 
@@ -858,12 +865,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     handler = args.handler
     try:
-        if not asyncio.iscoroutinefunction(handler):
-            code: int = handler(args)
-        elif args.command == "serve":  # its side-panel runs are left to be offered for resume, as after a crash
-            code = asyncio.run(handler(args))
+        if asyncio.iscoroutinefunction(handler):
+            code: int = asyncio.run(until_terminated(handler(args)))
         else:
-            code = asyncio.run(until_terminated(handler(args)))
+            code = handler(args)
         return code
     except KeyboardInterrupt:
         say("Interrupted.")

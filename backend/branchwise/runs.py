@@ -92,6 +92,16 @@ class RunManager:
                  mask_task(message.task))
         return run_id
 
+    async def shutdown(self, why: tuple[object, ...] = ()) -> None:
+        """The backend is stopping: no more runs are taken, the running ones are cancelled with `why` (the cancel's
+        message: TERMINATED records them interrupted, to be resumed; none, stopped by the user) and waited for, so
+        that each ends on record before the store and the browser close."""
+        self.detach()
+        running = [task for task in self.tasks.values() if not task.done()]
+        for task in running:
+            task.cancel(*why)
+        await asyncio.gather(*running, return_exceptions=True)
+
     async def stop(self, message: StopRun) -> None:
         task = self.tasks.get(message.run_id)
         if task is not None and not task.done():
