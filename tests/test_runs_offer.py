@@ -14,7 +14,7 @@ from branchwise.agent.records import RunResult
 from branchwise.core.status import TERMINATED
 from branchwise.link import RunRefused
 from branchwise.models import ModelSetup
-from branchwise.protocol import ListDemos, ResumeRun, RunUpdate, TabInfo
+from branchwise.protocol import ListDemos, ResumeRun, RunUpdate, StopRun, TabInfo
 from branchwise.runs import RunManager
 from branchwise.safety.secrets import mask_task
 from branchwise.search.agent import SearchAgent
@@ -117,29 +117,54 @@ def test_the_panel_is_told_what_exploring_learnt_about_its_tabs_site_only(tmp_pa
         assert asyncio.run(runs.list_demos(ListDemos(url="about:blank"))).demos == []
 
 
-def test_a_backend_that_stops_ends_its_runs_with_the_reason_and_takes_no_more(tmp_path: Path) -> None:
-    seen: list[tuple[object, ...]] = []
-    cleaned: list[bool] = []
+@dataclass
+class WaitingRun:
+    """A side-panel run that works until cancelled, then takes a while to write its end."""
 
-    async def run() -> RunResult:
+    cancelled_with: list[tuple[object, ...]] = field(default_factory=list)
+    ended: bool = False
+
+    async def __call__(self) -> RunResult:
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError as exc:
-            seen.append(exc.args)
-            await asyncio.sleep(0.1)  # its record is written while the backend waits
-            cleaned.append(True)
+            self.cancelled_with.append(exc.args)
+            await asyncio.sleep(0.2)  # writing its end: a second cancel here would lose it
+            self.ended = True
             raise
         raise AssertionError("never reached: the run waits until it is stopped")
+
+
+def test_a_backend_that_stops_ends_its_runs_with_the_reason_and_takes_no_more(tmp_path: Path) -> None:
+    run = WaitingRun()
 
     async def main(runs: RunManager) -> None:
         runs.attach()
         runs.tasks["r1"] = asyncio.create_task(run())
         await asyncio.sleep(0)
         await runs.shutdown((TERMINATED,))
+        with pytest.raises(RunRefused, match="stopping"):
+            runs._launch(runs.agent, "r2", "another task", 7)
 
     browser = Browser(open_tabs=(7,))
     with RunStore(tmp_path / "runs.sqlite3") as store:
-        runs = manager(store, browser)
-        asyncio.run(main(runs))
-    assert seen == [(TERMINATED,)] and cleaned == [True]
+        asyncio.run(main(manager(store, browser)))
+    assert run.cancelled_with == [(TERMINATED,)] and run.ended
     assert browser.hub.start_run_handler is None and browser.hub.resume_run_handler is None
+
+
+def test_a_run_the_user_stopped_ends_as_stopped_when_the_backend_stops_during_its_end(tmp_path: Path) -> None:
+    run = WaitingRun()
+
+    async def main(runs: RunManager) -> None:
+        runs.attach()
+        runs.tasks["r1"] = asyncio.create_task(run())
+        await asyncio.sleep(0)
+        await runs.stop(StopRun(run_id="r1"))
+        await asyncio.sleep(0.05)
+        await runs.shutdown((TERMINATED,))
+
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        asyncio.run(main(manager(store, Browser(open_tabs=(7,)))))
+    # Stopped by the user and not cancelled again while it wrote its end.
+    assert run.cancelled_with == [()] and run.ended

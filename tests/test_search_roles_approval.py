@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from branchwise.actions import Click
 from branchwise.core.approval import (
     ApprovalRequest,
@@ -149,6 +151,38 @@ def test_a_run_stopped_while_the_terminal_waits_for_an_answer_lets_the_process_e
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=20,
                           env={**os.environ, "PYTHONPATH": str(BACKEND)})
     assert (done.returncode, done.stdout) == (0, "stopped\n"), done.stderr
+
+
+def test_an_answer_goes_to_the_question_waiting_and_a_late_one_is_dropped() -> None:
+    """A question that timed out (the network gate's limit) leaves no reader behind to take the next one's answer, and
+    a "y" typed after it timed out does not approve the next action."""
+    reading, writing = os.pipe()
+    approver = TerminalApprover(os.fdopen(reading), io.StringIO())
+
+    def typed(text: str) -> None:
+        os.write(writing, text.encode())
+
+    async def main() -> list[bool]:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(approver.decide(REQUEST), 0.2)
+        second = asyncio.ensure_future(approver.decide(REQUEST))
+        await asyncio.sleep(0.1)
+        typed("y\n")
+        answers = [(await asyncio.wait_for(second, 5)).approved]
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(approver.decide(REQUEST), 0.2)
+        typed("y\n")  # too late for the question that timed out
+        await asyncio.sleep(0.2)
+        third = asyncio.ensure_future(approver.decide(REQUEST))
+        await asyncio.sleep(0.1)
+        typed("n\n")
+        answers.append((await asyncio.wait_for(third, 5)).approved)
+        return answers
+
+    try:
+        assert asyncio.run(main()) == [True, False]
+    finally:
+        os.close(writing)
 
 
 def test_terminal_approver_shows_the_action_page_and_reasons() -> None:

@@ -42,6 +42,8 @@ class RunManager:
         # Where interrupted runs are found (None: none are offered or resumed).
         self.store = store
         self.tasks: dict[str, asyncio.Task[RunResult]] = {}
+        # Set once the backend stops (shutdown): no run starts after.
+        self.closing = False
         self._unlisten: Callable[[], None] | None = None
 
     def attach(self) -> None:
@@ -70,6 +72,8 @@ class RunManager:
 
     def _launch(self, agent: SearchAgent, run_id: str, task: str, tab_id: int,
                 resume: ResumePoint | None = None) -> None:
+        if self.closing:  # a resume asked for before the backend began to stop, and reaching here after
+            raise RunRefused("the backend is stopping")
         env = BrowserEnv(self.browser, tab_id, self.env_config)
         panel = self._panel()
         reporter = Reporters(panel, self.terminal) if self.terminal else panel
@@ -97,9 +101,11 @@ class RunManager:
         message: TERMINATED records them interrupted, to be resumed; none, stopped by the user) and waited for, so
         that each ends on record before the store and the browser close."""
         self.detach()
+        self.closing = True
         running = [task for task in self.tasks.values() if not task.done()]
         for task in running:
-            task.cancel(*why)
+            if not task.cancelling():  # one the user stopped is already ending: a second cancel cuts its end short
+                task.cancel(*why)
         await asyncio.gather(*running, return_exceptions=True)
 
     async def stop(self, message: StopRun) -> None:

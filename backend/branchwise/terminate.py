@@ -66,4 +66,5 @@ async def until_terminated(command: Coroutine[Any, Any, T]) -> T:
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
-            signal.signal(signum, previous[signum])
+            if previous[signum] is not None:  # None: a handler set outside Python, which cannot be put back
+                signal.signal(signum, previous[signum])

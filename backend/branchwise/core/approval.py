@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import sys
 import threading
@@ -18,6 +19,8 @@ from ..observation import PageView
 from ..protocol import ElementRef, new_id
 from .classes import Classification
 from .requests import ExpectedRequest
+
+log = logging.getLogger(__name__)
 
 
 def new_nonce() -> str:
@@ -137,6 +140,7 @@ class TerminalApprover:
     def __init__(self, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
         self.stdin = stdin
         self.out = out
+        self._answers = LineReader(stdin)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         self.out.write(
@@ -147,35 +151,65 @@ class TerminalApprover:
             + "Allow it once? [y/N] "
         )
         self.out.flush()
-        answer = await read_line(self.stdin)
+        answer = await self._answers.line()
         approved = answer.strip().lower() in ("y", "yes")
         return Decision(approved, "user (terminal)", answer.strip())
 
 
-async def read_line(stream: TextIO) -> str:
-    """The next line of `stream`, read on a daemon thread: a run stopped while it waits for an answer (Ctrl-C, SIGTERM)
-    lets the process exit, where asyncio.to_thread's worker would hold it until a line is typed."""
-    loop = asyncio.get_running_loop()
-    line: asyncio.Future[str] = loop.create_future()
+class LineReader:
+    """The answers typed on a terminal, one line per question, read on one daemon thread at a time.
 
-    def settle(text: str | None, error: BaseException | None) -> None:
-        if line.done():  # the wait was cancelled
-            return
-        if error is not None:
-            line.set_exception(error)
-        else:
-            line.set_result(text or "")
+    A daemon thread, so that a run stopped while a question waits (Ctrl-C, SIGTERM) lets the process exit, where
+    asyncio.to_thread's worker would hold it until a line is typed. One read at a time, so that a question that timed
+    out leaves no reader behind to take the next question's answer: the line being read answers whichever question
+    waits when it comes, and one that comes while none waits (a late answer) is dropped, never kept for the next.
+    """
 
-    def read() -> None:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+        self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[str]] | None = None
+        self._reading = False
+
+    async def line(self) -> str:
+        """The next line typed (its newline kept; "" at end of input)."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        with self._lock:
+            self._waiting = (loop, answer)
+            start, self._reading = not self._reading, True
+        if start:
+            threading.Thread(target=self._read, name="terminal-answer", daemon=True).start()
         try:
-            text, error = stream.readline(), None
-        except Exception as exc:  # handed to the waiting coroutine
-            text, error = None, exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(settle, text, error)
+            return await answer
+        finally:
+            with self._lock:
+                if self._waiting is not None and self._waiting[1] is answer:
+                    self._waiting = None
 
-    threading.Thread(target=read, name="terminal-answer", daemon=True).start()
-    return await line
+    def _read(self) -> None:
+        try:
+            text, error = self.stream.readline(), None
+        except Exception as exc:  # handed to the question waiting
+            text, error = "", exc
+        with self._lock:
+            self._reading = False
+            waiting, self._waiting = self._waiting, None
+        if waiting is None:
+            log.warning("an answer came after its question had timed out: ignored")
+            return
+        loop, answer = waiting
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(_settle, answer, text, error)
+
+
+def _settle(answer: asyncio.Future[str], text: str, error: BaseException | None) -> None:
+    if answer.done():  # the question was cancelled as the line came
+        return
+    if error is not None:
+        answer.set_exception(error)
+    else:
+        answer.set_result(text)
 
 
 class ScriptedApprover:

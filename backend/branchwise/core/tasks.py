@@ -19,12 +19,12 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return list(await asyncio.gather(*tasks))
-    except BaseException:
-        current = asyncio.current_task()
-        if current is None or not current.cancelling():
-            # A coroutine failed: the rest are stopped. When this task was cancelled, gather has cancelled them all,
-            # and cancelling again would cut their clean-up short.
-            for task in tasks:
-                task.cancel(BESIDE_FAILED)
+    except BaseException as exc:
+        # Cancelled, gather has cancelled them all with the cancel's message; a coroutine failed, the rest are told
+        # why. One already stopping is left to its clean-up: a second cancel would cut it short.
+        why = exc.args if isinstance(exc, asyncio.CancelledError) else (BESIDE_FAILED,)
+        for task in tasks:
+            if not task.done() and not task.cancelling():
+                task.cancel(*why)
         await asyncio.gather(*tasks, return_exceptions=True)
         raise

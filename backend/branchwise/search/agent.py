@@ -20,6 +20,7 @@ from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
 from ..core.mistakes import describe_mistakes
 from ..core.status import TERMINATED, BacktrackMode, Role
+from ..core.tasks import BESIDE_FAILED
 from ..core.usage import Usage
 from ..link import ExtensionError, LinkTimeout
 from ..llm import LLMError
@@ -162,9 +163,10 @@ class SearchAgent:
                 outcome = await within_time(search(), self.config.limits.timeout_s)
         except asyncio.CancelledError as exc:
             terminated = TERMINATED in exc.args
-            # A cancel without a message is the user's stop (Ctrl-C, the side panel's Stop).
-            said = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "stopped by the user"
-            outcome = SearchOutcome("failed", reason=said)
+            # Otherwise the user's stop (Ctrl-C, the side panel's Stop), unless a run beside it failed; libraries'
+            # own cancel messages (anyio's cancel scopes) say nothing to the user.
+            said = BESIDE_FAILED if BESIDE_FAILED in exc.args else "stopped by the user"
+            outcome = SearchOutcome("failed", reason=TERMINATED if terminated else said)
             result.status = "stopped"
             raise
         except LLMError as exc:

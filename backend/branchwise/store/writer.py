@@ -76,23 +76,24 @@ class RunWriter:
     async def finish(self, status: FinalStatus, answer: str = "", reason: str = "",
                      usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = (),
                      scrub: Callable[[str], str] | None = None) -> None:
-        """The run's final usage per model role, then its outcome (so a finished run always has its usage), then the
-        model calls not yet stored, and with `scrub` the run's stored thoughts and replies scrubbed again (of the
-        secrets the run knows as it ends). Tried even after the record was lost (the store may be back); a failure is
-        only logged."""
+        """The run's final usage per model role, the model calls not yet stored and, with `scrub`, the run's stored
+        thoughts and replies scrubbed again (of the secrets the run knows as it ends); then its outcome, last, so that
+        a run on record as ended (an interrupted one may be resumed at once by another backend) is complete. Calls
+        that cannot be written do not keep the outcome from its record. Tried even after the record was lost (the
+        store may be back); a failure is only logged."""
         self.lost = None
         try:
             for record in usage:
                 await self.write(RunStore.set_usage, record)
-            await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
-        except RecordLost as exc:
-            log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
-            return
-        try:
             if calls:
                 await self.write(RunStore.add_model_calls, list(calls))
             if scrub is not None:
                 await self.write(RunStore.scrub_run, self.run_id, scrub)
         except RecordLost as exc:
-            log.warning("run %s: its model calls could not be kept, or its record scrubbed of secrets learnt late: %s",
-                        self.run_id, exc)
+            log.warning("run %s: its usage or model calls could not be kept, or its record scrubbed of secrets "
+                        "learnt late: %s", self.run_id, exc)
+            self.lost = None
+        try:
+            await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
+        except RecordLost as exc:
+            log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
