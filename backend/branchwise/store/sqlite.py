@@ -484,14 +484,16 @@ class RunStore:
         with self._lock, self._transaction():
             nodes = []
             for row in self._conn.execute("SELECT node_id, thought FROM nodes WHERE run_id = ?", (run_id,)):
-                if scrub(row["thought"]) != row["thought"]:
-                    nodes.append((scrub(row["thought"]), run_id, row["node_id"]))
+                thought = scrub(row["thought"])
+                if thought != row["thought"]:
+                    nodes.append((thought, run_id, row["node_id"]))
             self._conn.executemany("UPDATE nodes SET thought = ? WHERE run_id = ? AND node_id = ?", nodes)
             calls = []
             for row in self._conn.execute("SELECT id, replies FROM model_calls WHERE run_id = ?", (run_id,)):
                 replies = json.loads(row["replies"])
-                if [scrub(reply) for reply in replies] != replies:
-                    calls.append((json.dumps([scrub(reply) for reply in replies]), row["id"]))
+                scrubbed = [scrub(reply) for reply in replies]
+                if scrubbed != replies:
+                    calls.append((json.dumps(scrubbed), row["id"]))
             self._conn.executemany("UPDATE model_calls SET replies = ? WHERE id = ?", calls)
         return len(nodes) + len(calls)
 
