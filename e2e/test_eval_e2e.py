@@ -67,7 +67,7 @@ def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
     assert (by_id[1003]["answer"], by_id[1003]["score"], by_id[1003]["unachievable"]) == ("N/A", 1.0, True)
     assert all(r["strategy"] == "greedy" and r["approvals"] == "none" and r["model"] == "scripted" for r in results)
     assert all(r["usage"]["policy"]["calls"] == r["steps"] for r in results)
-    # Every call was timed and kept with its run: the seconds the policy waited for the model.
+    # Every call was timed and kept with its run: the seconds the model worked on the policy's calls.
     assert all(set(r["model_seconds"]) == {"policy"} and r["model_seconds"]["policy"] > 0 for r in results)
     assert "3/3, SR so far 100%" in first.stdout and "Resuming: 3 of 3 task(s) already in" in again.stdout
     # The report's figures are the results file's: SR 3/3 for greedy, costs the mean of the results.

@@ -232,6 +232,22 @@ def test_concurrency_is_limited() -> None:
         assert asyncio.run(peak(server, 4)) >= 2
 
 
+def test_a_calls_seconds_are_the_models_time_not_the_wait_for_a_free_slot() -> None:
+    """Calls made at once on a one-slot server queue; each counts its own request, so their seconds add up to no more
+    than the time they all took (counted with the wait, the last of four would count all four)."""
+    async def run(server: ScriptedModelServer) -> tuple[list[Completion], float]:
+        async with LLMClient(config_for(server, max_concurrency=1)) as client:
+            started = time.monotonic()
+            done = await asyncio.gather(*(client.complete([ChatMessage(role="user", content="NAP")])
+                                          for _ in range(4)))
+            return list(done), time.monotonic() - started
+
+    with ScriptedModelServer(SCRIPT) as server:
+        completions, took = asyncio.run(run(server))
+    assert all(c.seconds > 0 for c in completions)
+    assert sum(c.seconds for c in completions) <= took + 0.01  # each rounded to the millisecond
+
+
 def test_config_from_settings(tmp_path: Path) -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_API_KEY": "sk-123", "BRANCHWISE_MODEL": "qwen"}
     config = LLMConfig.from_settings(Settings.load(env, data_dir=tmp_path), temperature=0.0)

@@ -13,6 +13,7 @@ import logging
 import random
 import re
 import socket
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -118,6 +119,9 @@ class Completion(BaseModel):
     model: str
     choices: list[Choice]
     usage: Usage
+    # How long the model worked on it: its requests' time once sent (after the wait for a free slot), summed over the
+    # requests a call was split into and the attempts it took; 0 when not measured.
+    seconds: float = 0.0
 
     @property
     def texts(self) -> list[str]:
@@ -252,7 +256,8 @@ def _merge(parts: Sequence[Completion], model: str) -> Completion:
     usage = Usage()
     for part in parts:
         usage = usage + part.usage
-    return Completion(model=model, choices=[c for part in parts for c in part.choices], usage=usage)
+    return Completion(model=model, choices=[c for part in parts for c in part.choices], usage=usage,
+                      seconds=round(sum(part.seconds for part in parts), 3))
 
 
 class LLMClient:
@@ -404,10 +409,16 @@ class LLMClient:
     async def _call(self, payload: list[ChatCompletionMessageParam], sampling: _Sampling) -> Completion:
         """One logical request: retried on transient failures, accounted in usage when it succeeds."""
         attempt = 0
+        # Time in requests sent, failed attempts included; the waits for a free slot and between retries are not.
+        spent = 0.0
         while True:
             try:
                 async with self._semaphore:
-                    completion = await self._request(payload, sampling)
+                    sent = time.monotonic()
+                    try:
+                        completion = await self._request(payload, sampling)
+                    finally:
+                        spent += time.monotonic() - sent
             except openai.APIError as exc:
                 if self._stream_usage and _refuses_stream_options(exc):
                     logger.info("model server at %s does not take stream_options (%s); tokens are counted from the "
@@ -430,7 +441,7 @@ class LLMClient:
                 await asyncio.sleep(delay)
                 continue
             self._usage = self._usage + completion.usage
-            return completion
+            return completion.model_copy(update={"seconds": round(spent, 3)})
 
     async def _request(self, payload: list[ChatCompletionMessageParam], sampling: _Sampling) -> Completion:
         omit = openai.omit

@@ -67,7 +67,7 @@ class Costs(BaseModel):
     approvals_asked: float
     # The models' mistakes per task, by role and kind (core/mistakes.py).
     mistakes: dict[Role, dict[MistakeKind, float]] = {}
-    # The seconds each role waited for the model, over the results that kept them (`timed` of the tasks).
+    # The seconds the model worked on each role's calls, over the results that kept them (`timed` of the tasks).
     model_seconds: dict[str, float] = {}
     timed: int = 0
 
@@ -362,8 +362,9 @@ def _time_html(report: Report) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in _TIME_HEAD)
     body = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return ("<h2>Where the time goes</h2><p>Seconds per task each role waited for the model's answers; the rest of "
-            f"the wall time is the browser, replays and the backend.</p><table><tr>{head}</tr>{body}</table>")
+    return ("<h2>Where the time goes</h2><p>Seconds per task the model worked on each role's calls (from the "
+            "request's sending, not from the wait for a free slot); the rest of the wall time is the browser, replays "
+            f"and the backend.</p><table><tr>{head}</tr>{body}</table>")
 
 
 def _left_out(report: Report) -> str:
@@ -408,7 +409,7 @@ def render_markdown(report: Report) -> str:
                      f"{', '.join(str(t) for t in report.left_out)}.")
     timed = _time_rows(report)
     if timed:
-        lines += ["", "Where the time goes (seconds per task waiting for the model):", "",
+        lines += ["", "Where the time goes (seconds per task the model worked on each role's calls):", "",
                   "| " + " | ".join(_TIME_HEAD) + " |", "|---|" + "--:|" * (len(_TIME_HEAD) - 1),
                   *("| " + " | ".join(row) + " |" for row in timed)]
     return "\n".join(lines) + "\n"

@@ -86,12 +86,12 @@ class TaskResult(BaseModel):
     wall_s: float
     # The models' mistakes per role and kind (core/mistakes.py).
     mistakes: MistakeCounts = {}
-    # The seconds each role waited for the model's answers (`model_seconds`); empty for results older than schema 7.
+    # The seconds the model worked on each role's calls (`model_seconds`); empty for results older than schema 7.
     model_seconds: dict[str, float] = {}
 
 
 def model_seconds(calls: Sequence[ModelCallRecord]) -> dict[str, float]:
-    """The seconds each role waited for the model, over a run's calls."""
+    """The seconds the model worked on each role's calls, over a run's calls."""
     seconds: dict[str, float] = {}
     for call in calls:
         seconds[call.role] = round(seconds.get(call.role, 0.0) + call.seconds, 3)

@@ -33,7 +33,7 @@ CONTEXT_MARGIN = 0.05
 @dataclass(frozen=True)
 class ModelCall:
     """One answered call, as a role reports it: what was asked (the first line of the system message), how long the
-    answer took, what it cost and the replies."""
+    model worked on it (`Completion.seconds`), what it cost and the replies."""
 
     role: Role
     asked: str
@@ -106,8 +106,11 @@ class RoleModel:
             budget.settle(held, completion.usage)
         self.usage = self.usage + completion.usage
         if self.on_call is not None:
-            await self.on_call(ModelCall(self.role, asked_of(messages), round(time.monotonic() - started, 3),
-                                         completion.usage, tuple(completion.texts)))
+            # The model's own time where the client measured it: calls made at once queue for the server's slots,
+            # and their waits would count the same seconds twice.
+            seconds = completion.seconds or round(time.monotonic() - started, 3)
+            await self.on_call(ModelCall(self.role, asked_of(messages), seconds, completion.usage,
+                                         tuple(completion.texts)))
         return completion
 
 

@@ -80,7 +80,7 @@ def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
 
 
 def format_calls(run_id: str, calls: Sequence[ModelCallRecord]) -> str:
-    """`branchwise show RUN --calls`: the time each role spent waiting for the model, then every call in order with
+    """`branchwise show RUN --calls`: the time the model worked on each role's calls, then every call in order with
     what it asked, how long it took, its tokens and its replies in full."""
     if not calls:
         return f"Run {run_id}: no model calls recorded (runs before schema 7 did not keep them)"
