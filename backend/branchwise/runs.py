@@ -12,6 +12,7 @@ from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
 from .core.status import BacktrackMode
+from .core.tasks import stop_all
 from .link import RunRefused
 from .models import ModelSetup
 from .protocol import DemoList, DemoSummary, ListDemos, ResumeRun, StartRun, StopRun, new_id
@@ -102,11 +103,8 @@ class RunManager:
         that each ends on record before the store and the browser close."""
         self.detach()
         self.closing = True
-        running = [task for task in self.tasks.values() if not task.done()]
-        for task in running:
-            if not task.cancelling():  # one the user stopped is already ending: a second cancel cuts its end short
-                task.cancel(*why)
-        await asyncio.gather(*running, return_exceptions=True)
+        # A run the user stopped is already ending: it is waited for, not cancelled again.
+        await stop_all(self.tasks.values(), why)
 
     async def stop(self, message: StopRun) -> None:
         task = self.tasks.get(message.run_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -21,10 +21,16 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
         return list(await asyncio.gather(*tasks))
     except BaseException as exc:
         # Cancelled, gather has cancelled them all with the cancel's message; a coroutine failed, the rest are told
-        # why. One already stopping is left to its clean-up: a second cancel would cut it short.
-        why = exc.args if isinstance(exc, asyncio.CancelledError) else (BESIDE_FAILED,)
-        for task in tasks:
-            if not task.done() and not task.cancelling():
-                task.cancel(*why)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # why.
+        await stop_all(tasks, exc.args if isinstance(exc, asyncio.CancelledError) else (BESIDE_FAILED,))
         raise
+
+
+async def stop_all(tasks: Iterable[asyncio.Future[Any]], why: tuple[object, ...] = ()) -> None:
+    """Cancel the tasks with the message `why` and wait until each has ended. One already being cancelled is left to
+    its clean-up: a second cancel would cut it short."""
+    tasks = list(tasks)
+    for task in tasks:
+        if not task.done() and not (isinstance(task, asyncio.Task) and task.cancelling()):
+            task.cancel(*why)
+    await asyncio.gather(*tasks, return_exceptions=True)
