@@ -30,7 +30,9 @@ from branchwise.safety.secrets import (
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
 from branchwise.search.generate import GenerationConfig, GenerationInput, Variation, generate_candidates
 from branchwise.search.roles import RoleModel
-from branchwise.store import RunStore, default_store_path
+from branchwise.search.trace import SearchTrace
+from branchwise.search.tree import Node
+from branchwise.store import RunRecord, RunStore, default_store_path
 
 from agents import greedy_agent
 from fake_models import FakeModel
@@ -302,18 +304,22 @@ def test_a_password_written_in_the_task_is_kept_from_the_result_logs_and_store(
 
 @dataclass
 class WatchedFormBrowser(FormBrowser):
-    """The form, noting at each command how many of run r3's model calls the store holds by then."""
+    """The form, noting at each command how many of run r3's model calls the store holds by then, and whether the
+    store shows the password."""
 
     store: RunStore | None = None
+    store_path: Path | None = None
     stored_calls: list[int] = field(default_factory=list)
+    password_stored: list[bool] = field(default_factory=list)
 
     async def act(self, tab_id: int, command: BrowserCmd, *, allow: object = (), settle: object = None) -> ActResult:
-        assert self.store is not None
+        assert self.store is not None and self.store_path is not None
         self.stored_calls.append(len(self.store.model_calls("r3")))
+        self.password_stored.append(PASSWORD in dump_store(self.store_path))
         return await super().act(tab_id, command, allow=allow, settle=settle)
 
 
-def test_model_calls_are_stored_as_the_run_goes_and_a_password_written_before_it_is_typed_is_scrubbed_at_the_end(
+def test_model_calls_are_stored_as_the_run_goes_and_a_password_named_early_is_scrubbed_before_it_is_typed(
         form: PageView, tmp_path: Path) -> None:
     password, notes = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
     rules = [
@@ -326,7 +332,7 @@ def test_model_calls_are_stored_as_the_run_goes_and_a_password_written_before_it
     ]
     store_path = default_store_path(tmp_path)
     with ScriptedModelServer(Script(rules=rules)) as server, RunStore.open(store_path) as store:
-        browser = WatchedFormBrowser(store=store)
+        browser = WatchedFormBrowser(store=store, store_path=store_path)
 
         async def main() -> RunResult:
             async with LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m",
@@ -339,8 +345,30 @@ def test_model_calls_are_stored_as_the_run_goes_and_a_password_written_before_it
     assert result.status == "finished"
     # A backend killed while an action runs keeps the calls that led to it.
     assert browser.stored_calls == [1, 2]
-    # The first reply and its thought were stored before the run knew the password was one; the run's end scrubbed
-    # them, and the result shows them scrubbed.
+    # The first reply and its thought were stored before the run knew the password was one: on record while the note
+    # is typed, scrubbed before the password is (a backend killed then keeps no password), and the result shows them
+    # scrubbed.
+    assert browser.password_stored == [True, False]
     said = f"The task's note says the password is {SECRET_MASK}"
     assert calls[0].replies[0].startswith(said) and stored.nodes[1].thought.startswith(said)
     assert PASSWORD not in dump_store(store_path) and PASSWORD not in result.model_dump_json()
+
+
+def test_a_node_written_again_after_the_run_learns_a_secret_is_scrubbed_of_it(form: PageView, tmp_path: Path) -> None:
+    password = element(form, "textbox", "Password")
+    keeper = SecretKeeper()
+    _, thought = keeper.seal(Click(element_id=password), f"The note says the password is {PASSWORD}.", form)
+    node = Node(id=1, parent_id=0, depth=1, url="http://site/login", action_text=f"click [{password}]",
+                thought=thought)
+
+    async def main(store: RunStore) -> None:
+        trace = SearchTrace("r4", "greedy", Collected(), store, secrets=keeper)
+        await trace.node(node)
+        keeper.seal(Type(element_id=password, text=PASSWORD, press_enter=True), "", form)
+        node.status = "expanded"
+        await trace.node(node)
+
+    with RunStore.open(default_store_path(tmp_path)) as store:
+        store.start_run(RunRecord(run_id="r4", task="Sign in"))
+        asyncio.run(main(store))
+        assert store.load_run("r4").nodes[0].thought == f"The note says the password is {SECRET_MASK}."

@@ -104,6 +104,11 @@ class SecretKeeper:
         """`known`: secrets the run starts with (the passwords the task names)."""
         self._known: set[str] = {secret for secret in known if secret.strip()}
 
+    @property
+    def count(self) -> int:
+        """How many secrets the keeper knows: it only grows, so a change means text written before may hold one."""
+        return len(self._known)
+
     def seal(self, action: Action, thought: str, page: PageView | None) -> tuple[Action, str]:
         """The action as it may be shown (a typed secret marked, a stop's answer scrubbed) and the thought scrubbed.
         `page` is the page the action was proposed on."""

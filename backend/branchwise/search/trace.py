@@ -63,6 +63,8 @@ class SearchTrace:
         self._calls_written = 0
         # The run's secrets (the same keeper as the search's): stored replies are scrubbed with it.
         self.secrets = secrets or SecretKeeper()
+        # How many secrets the keeper knew when the store's rows were last scrubbed (at first: when none were written).
+        self._scrubbed_for = self.secrets.count
 
     def _node_record(self, node: Node) -> NodeRecord:
         # The store keeps the page text it has when an update sends none; pages can be hundreds of kilobytes.
@@ -73,7 +75,10 @@ class SearchTrace:
         return NodeRecord(
             run_id=self.run_id, node_id=node.id, parent_id=node.parent_id, depth=node.depth, url=node.url,
             title=node.title, action_text=node.action_text,
-            action_class=node.action_class.value if node.action_class else None, thought=node.thought,
+            action_class=node.action_class.value if node.action_class else None,
+            # Scrubbed again: the thought was sealed with the secrets known then, and this update must not put back
+            # one the run learnt since.
+            thought=self.secrets.scrub(node.thought),
             reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status, answer=node.answer,
             observation_text=text,
         )
@@ -176,8 +181,8 @@ class SearchTrace:
         """Each role's running totals and the model calls answered since the last write, kept current so a crash loses
         no more than the calls since the last step; a role whose totals are as last written is not written again (no
         call between the send and the step). Every reply has been read by then, so a secret it types is known and
-        scrubbed; one it names before the step that types it is scrubbed at the run's end (`RunStore.scrub_run`), as
-        in the nodes' thoughts, so a crash in between leaves it in the store."""
+        scrubbed from them; if the run learnt one since the last step, the thoughts and replies already stored are
+        scrubbed of it too (a password the model wrote down a step before it typed it), before the action is sent."""
         if self.store is None:
             return
         for role, used in per_role.items():
@@ -195,6 +200,10 @@ class SearchTrace:
             except RecordLost:
                 self._calls_written = written
                 raise
+        if self._scrubbed_for != self.secrets.count:
+            known = self.secrets.count
+            await self.writer.write(RunStore.scrub_run, self.run_id, self.secrets.scrub)
+            self._scrubbed_for = known
 
     async def scored(self, node_id: int, kind: ValueKind, score: float, method: str, samples: Sequence[float]) -> None:
         if self.store is not None:
