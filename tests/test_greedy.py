@@ -315,21 +315,24 @@ class HangingEnv(SiteEnv):
         return await super().execute(action)
 
 
-def cancel_during_second_action(scripted: ScriptedModelServer, store: RunStore, *message: str) -> None:
-    """Run r1 and cancel it (with `message`) while its second action is under way."""
+def cancel_during_second_action(scripted: ScriptedModelServer, store: RunStore, *message: str) -> RunResult | None:
+    """Run r1 and cancel it (with `message`) while its second action is under way; the result its reporter got."""
+    recorder = Recorder()
+
     async def main() -> None:
         config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(config) as client:
             executing = asyncio.Event()
             agent = greedy_agent(client, store=store)
             env = HangingEnv(executing=executing)
-            run = asyncio.create_task(agent.run("task", env, Recorder(), run_id="r1"))  # type: ignore[arg-type]
+            run = asyncio.create_task(agent.run("task", env, recorder, run_id="r1"))  # type: ignore[arg-type]
             await executing.wait()
             run.cancel(*message)
             with pytest.raises(asyncio.CancelledError):
                 await run
 
     asyncio.run(main())
+    return recorder.finished_with
 
 
 @pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
@@ -337,9 +340,10 @@ def cancel_during_second_action(scripted: ScriptedModelServer, store: RunStore, 
 def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, store: RunStore,
                                               message: tuple[str, ...]) -> None:
     # A library's own cancel message (anyio's) is not a reason to show the user.
-    cancel_during_second_action(scripted, store, *message)
+    shown = cancel_during_second_action(scripted, store, *message)
     stored = store.load_run("r1")
     assert (stored.run.status, stored.run.reason) == ("stopped", "stopped by the user")
+    assert shown is not None and (shown.status, shown.reason) == ("stopped", "stopped by the user")
     assert stored.run.finished_at is not None and stored.usage[0].calls == 2
     # The step under way when the user stopped is not recorded, as it is not in the run's steps either; the model
     # had been asked on the orders page.
@@ -353,11 +357,12 @@ def test_a_stopped_run_is_recorded_as_stopped(scripted: ScriptedModelServer, sto
 @pytest.mark.parametrize("scripted", [SCROLL_ON_ORDERS], indirect=True)
 def test_a_run_whose_process_is_told_to_stop_keeps_its_calls_and_is_left_to_resume(
         scripted: ScriptedModelServer, store: RunStore) -> None:
-    cancel_during_second_action(scripted, store, TERMINATED)
+    shown = cancel_during_second_action(scripted, store, TERMINATED)
     stored = store.load_run("r1")
     # Not "stopped by the user": interrupted, as a crash leaves a run, with the action in flight named, what the run
-    # used and every model call it made; and it can be resumed.
+    # used and every model call it made; and it can be resumed. The terminal and the side panel say the same.
     assert stored.run.status == "interrupted" and stored.run.reason.startswith(TERMINATED)
+    assert shown is not None and (shown.status, shown.reason) == ("interrupted", TERMINATED)
     assert "`scroll [down]` had been sent to the page and its outcome is unknown" in stored.run.reason
     assert stored.usage[0].calls == 2 and len(store.model_calls("r1")) == 2
     assert resume_point(stored, "task").unfinished == "scroll [down]"

@@ -10,8 +10,8 @@ FinalStatus = Literal["finished", "failed", "stopped", "interrupted"]
 # Why a run stops when its process is told to (SIGTERM, SIGHUP): the message its task is cancelled with, and its reason.
 # It is recorded as interrupted, as a crash leaves it, so that `branchwise resume` can go on while its tab is open.
 TERMINATED = "branchwise was told to stop (SIGTERM or SIGHUP) before the run finished"
-# How a run that this process saw to its end ended.
-ResultStatus = Literal["finished", "failed", "stopped"]
+# How a run that this process saw to its end ended: interrupted when the process was told to stop (TERMINATED).
+ResultStatus = Literal["finished", "failed", "stopped", "interrupted"]
 # open: reached, not expanded yet; expanded: its actions proposed; terminal: an answer; dead: the action failed, or the
 # page repeats an earlier node's; invalid: unreachable since the site changed, or (greedy) an action that never ran.
 NodeStatus = Literal["open", "expanded", "terminal", "dead", "invalid"]

@@ -19,7 +19,7 @@ from ..core.approval import Approver, DenyApprover
 from ..core.budget import BudgetExhausted, Limits, RunBudget
 from ..core.classes import ActionClassifier
 from ..core.mistakes import describe_mistakes
-from ..core.status import TERMINATED, BacktrackMode, Role
+from ..core.status import TERMINATED, BacktrackMode, ResultStatus, Role
 from ..core.tasks import BESIDE_FAILED
 from ..core.usage import Usage
 from ..link import ExtensionError, LinkTimeout
@@ -151,7 +151,7 @@ class SearchAgent:
                 await resume_into(ctx, resume)
             return await strategy.search(ctx)
 
-        terminated = False
+        cancelled: ResultStatus | None = None
         try:
             if resume is None:  # a resumed run was reopened by the caller (RunStore.reopen_run)
                 await trace.writer.start(RunRecord(
@@ -162,12 +162,14 @@ class SearchAgent:
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
                 outcome = await within_time(search(), self.config.limits.timeout_s)
         except asyncio.CancelledError as exc:
-            terminated = TERMINATED in exc.args
-            # Otherwise the user's stop (Ctrl-C, the side panel's Stop), unless a run beside it failed; libraries'
-            # own cancel messages (anyio's cancel scopes) say nothing to the user.
-            said = BESIDE_FAILED if BESIDE_FAILED in exc.args else "stopped by the user"
-            outcome = SearchOutcome("failed", reason=TERMINATED if terminated else said)
-            result.status = "stopped"
+            # A run whose process was told to stop is interrupted, as after a crash: on record to resume while its tab
+            # is open. Otherwise the user's stop (Ctrl-C, the side panel's Stop), unless a run beside it failed;
+            # libraries' own cancel messages (anyio's cancel scopes) say nothing to the user.
+            if TERMINATED in exc.args:
+                cancelled, reason = "interrupted", TERMINATED
+            else:
+                cancelled, reason = "stopped", BESIDE_FAILED if BESIDE_FAILED in exc.args else "stopped by the user"
+            outcome = SearchOutcome("failed", reason=reason)
             raise
         except LLMError as exc:
             outcome = SearchOutcome("failed", reason=f"the model could not be used: {exc}")
@@ -184,8 +186,7 @@ class SearchAgent:
             log.exception("run %s failed", run_id)
             outcome = SearchOutcome("failed", reason=f"{type(exc).__name__}: {exc}")
         finally:
-            if result.status != "stopped":
-                result.status = outcome.status
+            result.status = cancelled or outcome.status
             result.answer, result.reason = outcome.answer, outcome.reason
             total = Usage()
             per_role: list[StoredUsage] = []
@@ -202,10 +203,8 @@ class SearchAgent:
             result.usage = total
             # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
             result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
-            # A run whose process was told to stop is on record as interrupted, as after a crash: resumable while its
-            # tab is open.
-            await trace.writer.finish("interrupted" if terminated else result.status, result.answer, result.reason,
-                                      usage=per_role, calls=trace.call_records(), scrub=secrets.scrub)
+            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
+                                      calls=trace.call_records(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
