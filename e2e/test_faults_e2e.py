@@ -43,8 +43,9 @@ def test_each_fault_ends_with_a_reason_and_nothing_is_added_twice(tmp_path: Path
     for fault, (status, says, added) in EXPECTED.items():
         assert seen[fault][0] == status and says in seen[fault][1] and seen[fault][2] == added, (fault, seen[fault])
     assert all(o.repeated == 0 for o in report.outcomes)
-    ended = {o.fault: (o.first_exit, o.calls_kept) for o in report.outcomes}
-    # The model call that chose the add was on record before the add was sent; SIGTERM ends the backend on its own.
-    assert ended["backend killed mid-add"] == (-9, 1), ended
-    assert ended["backend terminated mid-add"] == (143, 1), ended
+    ended = {o.fault: (o.first_exit, o.calls_kept, o.first_result) for o in report.outcomes}
+    # The model call that chose the add was on record before the add was sent; SIGTERM ends the backend on its own,
+    # its --json result saying the run was interrupted (SIGKILL leaves none).
+    assert ended["backend killed mid-add"] == (-9, 1, None), ended
+    assert ended["backend terminated mid-add"] == (143, 1, "interrupted"), ended
     assert "| tab closed |" in done.stdout

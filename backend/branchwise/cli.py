@@ -19,7 +19,14 @@ from pydantic import ValidationError
 from . import __version__
 from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
-from .agent.reporting import Reporters, SidePanelReporter, TerminalReporter
+from .agent.reporting import (
+    Reporters,
+    ResultFile,
+    RunReporter,
+    SidePanelReporter,
+    TerminalReporter,
+    write_line,
+)
 from .browser import Browser
 from .config import DEFAULT_PORT, ServerConfig
 from .core.approval import Approver, DenyApprover, TerminalApprover
@@ -79,8 +86,7 @@ class UsageError(Exception):
 
 
 def say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    write_line(sys.stdout, text)
 
 
 DATA_DIR_HELP = (f"where the pairing token, the run store (runs.sqlite3: runs, trees, audit log) and the optional "
@@ -217,9 +223,13 @@ async def refused_run(task: str, reason: str, reporter: Reporters) -> RunResult:
     return result
 
 
-def terminal_and_panel(session: Session, model: ModelSetup) -> Reporters:
-    return Reporters(TerminalReporter(scripted_model=model.scripted),
-                     SidePanelReporter(session.hub, scripted_model=model.scripted))
+def terminal_and_panel(session: Session, model: ModelSetup, json_path: Path | None = None) -> Reporters:
+    """The run's progress in the terminal and the side panel; with `json_path` (--json), its result in that file."""
+    reporters: list[RunReporter] = [TerminalReporter(scripted_model=model.scripted),
+                                    SidePanelReporter(session.hub, scripted_model=model.scripted)]
+    if json_path is not None:
+        reporters.append(ResultFile(json_path, lambda result: with_model(result, model)))
+    return Reporters(*reporters)
 
 
 def with_model(result: RunResult, model: ModelSetup) -> RunResult:
@@ -240,8 +250,8 @@ async def run_in_tab(session: Session, model: ModelSetup, task: str, tab_id: int
 
 
 async def execute_run(session: Session, model: ModelSetup, task: str, start_url: str, options: RunOptions,
-                      store: RunStore | None = None) -> RunResult:
-    reporter = terminal_and_panel(session, model)
+                      store: RunStore | None = None, json_path: Path | None = None) -> RunResult:
+    reporter = terminal_and_panel(session, model, json_path)
     refusal = options.sites.refusal(start_url)
     tab = None
     if refusal is None:
@@ -276,8 +286,8 @@ async def launched_session(args: argparse.Namespace) -> AsyncIterator[tuple[Mode
 async def cmd_run(args: argparse.Namespace) -> int:
     options = run_options(args)  # a bad option stops here, before anything is launched
     async with launched_session(args) as (model, session, store):
-        result = await execute_run(session, model, args.task, args.start_url, options, store)
-    return finish(result, args.json)
+        result = await execute_run(session, model, args.task, args.start_url, options, store, args.json)
+    return exit_code(result)
 
 
 async def cmd_explore(args: argparse.Namespace) -> int:
@@ -317,19 +327,20 @@ async def cmd_resume(args: argparse.Namespace) -> int:
                 say(f"Waiting for the Branchwise extension on ws://127.0.0.1:{session.server.port}/ws "
                     f"(up to {args.connect_timeout:.0f} s)...")
                 await session.browser.connected(args.connect_timeout)
-                result = await execute_resume(session, model, point, args.task or stored.task, options, store)
-    return finish(result, args.json)
+                result = await execute_resume(session, model, point, args.task or stored.task, options, store,
+                                              args.json)
+    return exit_code(result)
 
 
 async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint, task: str, options: RunOptions,
-                         store: RunStore) -> RunResult:
+                         store: RunStore, json_path: Path | None = None) -> RunResult:
     try:
         require_open_tab(point, {t.tab_id for t in await session.browser.list_tabs()})
         await asyncio.to_thread(store.reopen_run, point.stored.run.run_id)
     except (Unresumable, RunNotFound) as exc:  # RunNotFound: another backend resumed it meanwhile
         raise UsageError(str(exc)) from None
-    return await run_in_tab(session, model, task, point.tab_id, options, store, terminal_and_panel(session, model),
-                            point)
+    return await run_in_tab(session, model, task, point.tab_id, options, store,
+                            terminal_and_panel(session, model, json_path), point)
 
 
 def run_options(args: argparse.Namespace, strategy: str | None = None,
@@ -383,10 +394,7 @@ def add_confirm_timeout_arg(parser: argparse.ArgumentParser) -> None:
                              f"{ConfirmConfig().timeout_seconds:g})")
 
 
-def finish(result: RunResult, json_path: Path | None) -> int:
-    if json_path is not None:
-        json_path.write_text(result.model_dump_json(indent=2))
-        say(f"Result written to {json_path}")
+def exit_code(result: RunResult) -> int:
     return EXIT_OK if result.status == "finished" else EXIT_RUN_FAILED
 
 
@@ -456,10 +464,11 @@ async def cmd_demo(args: argparse.Namespace) -> int:
                 config = ServerConfig(port=0, data_dir=Path(tmp) / "data")
                 async with open_session(config, chromium_config(args)) as session:
                     result = await execute_run(session, model, DEMO_TASK, demo_start_url(shop.base_url),
-                                               RunOptions(max_steps=args.max_steps, sites=site_rules(args)))
+                                               RunOptions(max_steps=args.max_steps, sites=site_rules(args)),
+                                               json_path=args.json)
         finally:
             await asyncio.to_thread(shop.stop)
-    return finish(result, args.json)
+    return exit_code(result)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

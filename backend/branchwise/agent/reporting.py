@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol, TextIO
 
 from ..link import ExtensionHub, LinkClosed
@@ -27,14 +29,22 @@ class RunReporter(Protocol):
         """The search tree as it is now."""
 
 
+def write_line(out: TextIO, text: str) -> None:
+    """A line to the terminal; one that closed (a hung-up ssh session, SIGHUP) loses the line, not the run's end."""
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except OSError as exc:
+        log.debug("terminal line dropped (%s): %s", exc, text)
+
+
 class TerminalReporter:
     def __init__(self, out: TextIO = sys.stdout, scripted_model: bool = False) -> None:
         self.out = out
         self.scripted_model = scripted_model
 
     def _print(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        write_line(self.out, text)
 
     async def started(self, run_id: str, task: str) -> None:
         label = " [scripted model]" if self.scripted_model else ""
@@ -109,6 +119,37 @@ class SidePanelReporter:
         """A run the backend's exit cut short, offered to go on with (`resumable`) or shown with why it cannot."""
         await self._send(RunUpdate(run_id=run_id, task=task, status="interrupted", message=why, resumable=resumable,
                                    scripted_model=self.scripted_model))
+
+
+class ResultFile:
+    """`--json`: the result written to `path` when the run ends, however it ends (a stop or SIGTERM too), as
+    `shape` gives it (the model named)."""
+
+    def __init__(self, path: Path, shape: Callable[[RunResult], RunResult] = lambda result: result,
+                 out: TextIO = sys.stdout) -> None:
+        self.path = path
+        self.shape = shape
+        self.out = out
+
+    async def started(self, run_id: str, task: str) -> None:
+        pass
+
+    async def step(self, run_id: str, record: StepRecord) -> None:
+        pass
+
+    async def progress(self, run_id: str, text: str) -> None:
+        pass
+
+    async def tree(self, update: TreeUpdate) -> None:
+        pass
+
+    async def finished(self, result: RunResult) -> None:
+        try:
+            self.path.write_text(self.shape(result).model_dump_json(indent=2), encoding="utf-8")
+        except OSError as exc:
+            log.error("the result could not be written to %s: %s", self.path, exc)
+            return
+        write_line(self.out, f"Result written to {self.path}")
 
 
 class Reporters:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..agent.records import RunResult
 from ..config import ServerConfig
 from ..launcher import ChromiumConfig, launch_chromium
 from ..pairing import load_or_create_token
@@ -79,6 +80,8 @@ class Crashed:
     # calls of the run were on record when it had exited.
     first_exit: int
     calls_kept: int
+    # The status in the result the first backend wrote (--json) as it ended; None: it wrote none (SIGKILL).
+    first_result: str | None = None
 
 
 def free_port() -> int:
@@ -130,35 +133,50 @@ async def killed_and_resumed(work: Path, script: Path, strike: Strike, signum: i
         product = ShopQueries(db_path).product_by_name(CART_PRODUCT)
         url = f"{shop.base_url}/product/{product.id}"
         chromium = await launch_chromium(ChromiumConfig(headless=True))
-        try:
-            log.info("crash: the first backend runs the task on port %d", port)
-            first = subprocess.Popen(_cli("run", CART_TASK, "--start-url", url, "--strategy", "greedy", *common),
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
-            assert first.stdin is not None and first.stderr is not None
-            first.stdin.write(yes)
-            first.stdin.flush()
-            await _until(lambda: _listening(port) or first.poll() is not None, CHILD_TIMEOUT_S, "the first backend")
-            await chromium.pair(ServerConfig().extension_id, port, token)
-            await _until(lambda: strike(data, db_path, product.id) or first.poll() is not None, CHILD_TIMEOUT_S,
-                         "the moment to kill the backend")
-            if first.poll() is not None:
-                raise RuntimeError(f"the first backend ended before it was killed: {first.stderr.read()[-2000:]}")
-            os.kill(first.pid, signum)
-            first_exit = await asyncio.to_thread(first.wait, CHILD_TIMEOUT_S)
-            log.info("crash: backend ended by %s (exit %d); resuming", signal.Signals(signum).name, first_exit)
-            with RunStore(default_store_path(data)) as store:
-                run_id = store.list_runs(1)[0].run_id
-                calls_kept = len(store.model_calls(run_id))
-            resumed = await asyncio.to_thread(
-                subprocess.run, _cli("resume", run_id, "--connect-timeout", "60", *common), input=yes,
-                capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-            log.info("crash: resume exited %d:\n%s\n%s", resumed.returncode, resumed.stdout[-3000:],
-                     resumed.stderr[-2000:])
-            with RunStore(default_store_path(data)) as store:
-                return Crashed(store.load_run(run_id).run, db_path, product.id, first_exit, calls_kept)
-        finally:
-            await chromium.close()
+        result_path, log_path = work / "first-result.json", work / "first-backend.log"
+        first: subprocess.Popen[str] | None = None
+        # The first backend's stderr goes to a file: a pipe nobody reads could fill and block it as it stops.
+        with log_path.open("w", encoding="utf-8") as first_log:
+            try:
+                log.info("crash: the first backend runs the task on port %d", port)
+                first = child = subprocess.Popen(
+                    _cli("run", CART_TASK, "--start-url", url, "--strategy", "greedy", "--json", str(result_path),
+                         *common), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=first_log, text=True)
+                assert child.stdin is not None
+                child.stdin.write(yes)
+                child.stdin.flush()
+                await _until(lambda: _listening(port) or child.poll() is not None, CHILD_TIMEOUT_S,
+                             "the first backend")
+                await chromium.pair(ServerConfig().extension_id, port, token)
+                await _until(lambda: strike(data, db_path, product.id) or child.poll() is not None, CHILD_TIMEOUT_S,
+                             "the moment to kill the backend")
+                if child.poll() is not None:
+                    raise RuntimeError(f"the first backend ended before it was killed: {_tail(log_path)}")
+                os.kill(child.pid, signum)
+                first_exit = await asyncio.to_thread(child.wait, CHILD_TIMEOUT_S)
+                log.info("crash: backend ended by %s (exit %d); resuming", signal.Signals(signum).name, first_exit)
+                first_result = (RunResult.model_validate_json(result_path.read_text(encoding="utf-8")).status
+                                if result_path.exists() else None)
+                with RunStore(default_store_path(data)) as store:
+                    run_id = store.list_runs(1)[0].run_id
+                    calls_kept = len(store.model_calls(run_id))
+                resumed = await asyncio.to_thread(
+                    subprocess.run, _cli("resume", run_id, "--connect-timeout", "60", *common), input=yes,
+                    capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+                log.info("crash: resume exited %d:\n%s\n%s", resumed.returncode, resumed.stdout[-3000:],
+                         resumed.stderr[-2000:])
+                with RunStore(default_store_path(data)) as store:
+                    return Crashed(store.load_run(run_id).run, db_path, product.id, first_exit, calls_kept,
+                                   first_result)
+            finally:
+                if first is not None and first.poll() is None:
+                    first.kill()
+                    await asyncio.to_thread(first.wait)
+                await chromium.close()
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")[-chars:]
 
 
 def _listening(port: int) -> bool:

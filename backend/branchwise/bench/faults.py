@@ -199,9 +199,11 @@ class FaultOutcome(BaseModel):
     # How many times the book went into the cart (the shop's database): 1 is the task done once.
     added: int
     repeated: int
-    # The rows run in child processes: the first backend's exit status, and the run's model calls on record then.
+    # The rows run in child processes: the first backend's exit status, the run's model calls on record then, and the
+    # status of the result it wrote (--json) as it ended (None: none written).
     first_exit: int | None = None
     calls_kept: int | None = None
+    first_result: str | None = None
 
 
 class FaultsReport(BaseModel):
@@ -242,7 +244,7 @@ async def run_killed(killed: Killed, work: Path) -> FaultOutcome:
     run = crashed.run
     return FaultOutcome(fault=killed.name, what=killed.what, status=run.status, reason=run.reason, answer=run.answer,
                         added=added, repeated=max(0, added - 1), first_exit=crashed.first_exit,
-                        calls_kept=crashed.calls_kept)
+                        calls_kept=crashed.calls_kept, first_result=crashed.first_result)
 
 
 async def bench(only: Sequence[str] = ()) -> FaultsReport:
