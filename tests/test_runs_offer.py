@@ -91,6 +91,16 @@ def test_resume_refuses_a_run_whose_tab_is_gone_with_the_reason(tmp_path: Path) 
         assert store.load_run("closed").run.status == "interrupted"
 
 
+def test_a_backend_that_is_stopping_resumes_nothing_and_leaves_the_run_to_resume_later(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        record(store, "open", 7)
+        runs = manager(store, Browser(open_tabs=(7,)))
+        runs.closing = True
+        with pytest.raises(RunRefused, match="stopping"):
+            asyncio.run(runs.resume(ResumeRun(run_id="open")))
+        assert store.load_run("open").run.status == "interrupted" and not runs.tasks
+
+
 def test_the_newest_interruption_is_offered_first_even_for_a_run_started_long_ago(tmp_path: Path) -> None:
     browser = Browser(open_tabs=(7,))
     with RunStore(tmp_path / "runs.sqlite3") as store:
@@ -153,7 +163,8 @@ def test_a_backend_that_stops_ends_its_runs_with_the_reason_and_takes_no_more(tm
     assert browser.hub.start_run_handler is None and browser.hub.resume_run_handler is None
 
 
-def test_a_run_the_user_stopped_ends_as_stopped_when_the_backend_stops_during_its_end(tmp_path: Path) -> None:
+def test_a_run_the_user_stopped_ends_as_stopped_when_stop_is_clicked_again_or_the_backend_stops_during_its_end(
+        tmp_path: Path) -> None:
     run = WaitingRun()
 
     async def main(runs: RunManager) -> None:
@@ -162,6 +173,7 @@ def test_a_run_the_user_stopped_ends_as_stopped_when_the_backend_stops_during_it
         await asyncio.sleep(0)
         await runs.stop(StopRun(run_id="r1"))
         await asyncio.sleep(0.05)
+        await runs.stop(StopRun(run_id="r1"))
         await runs.shutdown((TERMINATED,))
 
     with RunStore(tmp_path / "runs.sqlite3") as store:

@@ -108,7 +108,8 @@ class RunManager:
 
     async def stop(self, message: StopRun) -> None:
         task = self.tasks.get(message.run_id)
-        if task is not None and not task.done():
+        # A run already being cancelled is writing its end: a second cancel (Stop clicked twice) would cut that short.
+        if task is not None and not task.done() and not task.cancelling():
             log.info("run %s stopped by the user", message.run_id)
             task.cancel()
 
@@ -160,6 +161,8 @@ class RunManager:
 
     async def resume(self, message: ResumeRun) -> str:
         self._busy()
+        if self.closing:  # else the run would be reopened, then refused by _launch
+            raise RunRefused("the backend is stopping")
         open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
         try:
             point = await self._resumable(message.run_id, open_tabs)
