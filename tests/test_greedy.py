@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -428,6 +428,24 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
     asyncio.run(main())
 
 
+def stop_when(scripted: ScriptedModelServer, store: RunStore, reached: threading.Event, pause_s: float = 0.0,
+              then: Callable[[], object] = lambda: None) -> None:
+    """Run r1 and stop it (the user's stop) `pause_s` after `reached` is set; `then` runs once it is cancelled."""
+    async def main() -> None:
+        config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(config) as client:
+            run = asyncio.create_task(greedy_agent(client, store=store).run(
+                "task", SiteEnv(), Recorder(), run_id="r1"))  # type: ignore[arg-type]
+            await asyncio.to_thread(reached.wait, 5)
+            await asyncio.sleep(pause_s)
+            run.cancel()
+            then()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
 def test_a_run_stopped_while_its_calls_are_being_written_keeps_each_call_once(
         scripted: ScriptedModelServer, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -441,18 +459,26 @@ def test_a_run_stopped_while_its_calls_are_being_written_keeps_each_call_once(
             stopped.wait(5)
         add_model_calls(self, records)
 
-    async def main() -> None:
-        config = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
-        async with LLMClient(config) as client:
-            run = asyncio.create_task(greedy_agent(client, store=store).run(
-                "task", SiteEnv(), Recorder(), run_id="r1"))  # type: ignore[arg-type]
-            await asyncio.to_thread(writing.wait, 5)
-            run.cancel()
-            stopped.set()
-            with pytest.raises(asyncio.CancelledError):
-                await run
-
     monkeypatch.setattr(RunStore, "add_model_calls", slow)
-    asyncio.run(main())
+    stop_when(scripted, store, writing, then=stopped.set)
+    assert store.load_run("r1").run.status == "stopped"
+    assert [c.replies for c in store.model_calls("r1")] == [[cot("click [7]")]]
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_run_stopped_while_a_failed_calls_write_waits_to_retry_keeps_each_call_once(
+        scripted: ScriptedModelServer, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    failed = threading.Event()
+    add_model_calls = RunStore.add_model_calls
+
+    def locked_once(self: RunStore, records: Sequence[ModelCallRecord]) -> None:
+        """The first write fails as a database another process holds does; the writer pauses, then tries again."""
+        if not failed.is_set():
+            failed.set()
+            raise sqlite3.OperationalError("database is locked")
+        add_model_calls(self, records)
+
+    monkeypatch.setattr(RunStore, "add_model_calls", locked_once)
+    stop_when(scripted, store, failed, pause_s=0.1)  # in the writer's pause before its second try
     assert store.load_run("r1").run.status == "stopped"
     assert [c.replies for c in store.model_calls("r1")] == [[cot("click [7]")]]

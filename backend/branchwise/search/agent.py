@@ -204,7 +204,7 @@ class SearchAgent:
             # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
             result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
             await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
-                                      calls=trace.call_records(), scrub=secrets.scrub)
+                                      calls=await trace.unwritten_calls(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result

@@ -6,6 +6,7 @@ the run goes on: losing the record must not lose the user's task.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 
@@ -61,6 +62,10 @@ class SearchTrace:
         # The run's answered model calls, in order, and how many of them are stored (`usage`, `call_records`).
         self.calls: list[ModelCall] = []
         self._calls_written = 0
+        # The last write of calls and how many were on record before it: shielded from a cancel, so the run's end
+        # waits for it rather than losing or repeating its calls (unwritten_calls).
+        self._calls_write: asyncio.Future[None] | None = None
+        self._calls_before_write = 0
         # The run's secrets (the same keeper as the search's): stored replies are scrubbed with it.
         self.secrets = secrets or SecretKeeper()
         # How many secrets the keeper knew when the store's rows were last scrubbed (at first: when none were written).
@@ -191,14 +196,15 @@ class SearchTrace:
                                                                         **used.model_dump()))
                 self._usage_written[role] = used
         if self._calls_written < len(self.calls):
-            records, written = self.call_records(), self._calls_written
-            # Counted before the write: a cancel while it runs in its thread must not have the run's end write them
-            # again. A write that failed is left to the end to try again.
+            records, self._calls_before_write = self.call_records(), self._calls_written
             self._calls_written = len(self.calls)
+            # A cancel (the user's stop) while it runs in its thread or waits to retry leaves it going: the run's end
+            # waits for it. A write that failed is left to the end to try again.
+            self._calls_write = asyncio.ensure_future(self.writer.write(RunStore.add_model_calls, records))
             try:
-                await self.writer.write(RunStore.add_model_calls, records)
+                await asyncio.shield(self._calls_write)
             except RecordLost:
-                self._calls_written = written
+                self._calls_written = self._calls_before_write
                 raise
         if self._scrubbed_for != self.secrets.count:
             known = self.secrets.count
@@ -214,6 +220,17 @@ class SearchTrace:
         """Kept in memory until the next step (`usage`) or the run's end: a reply may hold a secret the run learns
         only once the reply is read (a password the model types into a password field)."""
         self.calls.append(call)
+
+    async def unwritten_calls(self) -> list[ModelCallRecord]:
+        """The calls the run's end must write: the ones not on record once a write still under way has ended (one
+        that failed counts as not on record)."""
+        write, self._calls_write = self._calls_write, None
+        if write is not None:
+            try:
+                await write
+            except Exception:  # RecordLost, or whatever it raised: its calls are written at the end instead
+                self._calls_written = min(self._calls_written, self._calls_before_write)
+        return self.call_records()
 
     def call_records(self) -> list[ModelCallRecord]:
         """The model calls not yet stored, as stored: every reply scrubbed of the secrets the run knows."""
