@@ -482,3 +482,27 @@ def test_a_run_stopped_while_a_failed_calls_write_waits_to_retry_keeps_each_call
     stop_when(scripted, store, failed, pause_s=0.1)  # in the writer's pause before its second try
     assert store.load_run("r1").run.status == "stopped"
     assert [c.replies for c in store.model_calls("r1")] == [[cot("click [7]")]]
+
+
+class FailingReporter(Recorder):
+    """Fails at the first line of the run's end, as a terminal that closed did before its lines were dropped."""
+
+    async def progress(self, run_id: str, text: str) -> None:
+        if text.endswith(" completion tokens"):
+            raise OSError(5, "Input/output error")
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_a_reporter_that_fails_as_the_run_ends_cannot_keep_its_end_from_the_store(
+        scripted: ScriptedModelServer, store: RunStore) -> None:
+    async def main() -> None:
+        llm = LLMConfig(base_url=scripted.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
+        async with LLMClient(llm) as client:
+            env = SiteEnv()
+            await greedy_agent(client, store=store).run("How much was order 1042?", env,  # type: ignore[arg-type]
+                                                        FailingReporter(), run_id="r1")
+
+    with pytest.raises(OSError):
+        asyncio.run(main())
+    stored = store.load_run("r1")
+    assert (stored.run.status, stored.run.answer) == ("finished", "$54.10") and stored.usage[0].calls == 2

@@ -188,23 +188,25 @@ class SearchAgent:
         finally:
             result.status = cancelled or outcome.status
             result.answer, result.reason = outcome.answer, outcome.reason
-            total = Usage()
-            per_role: list[StoredUsage] = []
-            # A resumed run's roles count from what it had used before it was interrupted.
-            for role, delta in roles.usage().items():  # a role this strategy does not use is left out
-                total = total + delta
-                per_role.append(StoredUsage(run_id=run_id, role=role, **delta.model_dump()))
+            # A resumed run's roles count from what it had used before it was interrupted; a role this strategy does
+            # not use is left out.
+            used = roles.usage()
+            result.usage = sum(used.values(), Usage())
+            result.mistakes = roles.mistakes()
+            # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
+            result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
+            # On record first: what is shown after cannot keep the run's end from the store (a terminal gone, a panel
+            # that fails).
+            await trace.writer.finish(
+                result.status, result.answer, result.reason,
+                usage=[StoredUsage(run_id=run_id, role=role, **delta.model_dump()) for role, delta in used.items()],
+                calls=await trace.unwritten_calls(), scrub=secrets.scrub)
+            for role, delta in used.items():
                 cached = f" ({delta.cached_prompt_tokens} cached)" if delta.cached_prompt_tokens else ""
                 await reporter.progress(run_id, f"{role} model: {delta.calls} calls, {delta.prompt_tokens} prompt"
                                                 f"{cached} + {delta.completion_tokens} completion tokens")
-            result.mistakes = roles.mistakes()
             for role, counts in result.mistakes.items():
                 await reporter.progress(run_id, f"{role} model mistakes: {describe_mistakes(counts)}")
-            result.usage = total
-            # A thought written before the run learnt a secret in it (a password noted, then typed) is shown scrubbed.
-            result.steps[:] = [s.model_copy(update={"thought": secrets.scrub(s.thought)}) for s in result.steps]
-            await trace.writer.finish(result.status, result.answer, result.reason, usage=per_role,
-                                      calls=await trace.unwritten_calls(), scrub=secrets.scrub)
             await trace.publish()
             await asyncio.shield(reporter.finished(result))
         return result
