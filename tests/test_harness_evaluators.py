@@ -102,6 +102,13 @@ def test_fuzzy_match_needs_a_judge_and_an_empty_answer_is_not_judged() -> None:
     assert run(string_match(fuzzy, "q", "", model)) == 0.0 and model.calls == []
 
 
+def test_an_unachievable_task_left_without_an_answer_scores_0_without_asking_the_judge() -> None:
+    na = spec(eval_types=["string_match"], reference_answers={"fuzzy_match": "N/A"},
+              string_note="There is no review about the price")
+    model = judge("[same]")  # a weak judge that calls silence "the same"
+    assert run(string_match(na, "What do reviews say about the price?", "", model)) == 0.0 and model.calls == []
+
+
 def test_unachievable_tasks_accept_na_or_a_report_giving_the_reason() -> None:
     na = spec(eval_types=["string_match"], reference_answers={"fuzzy_match": "N/A"},
               string_note="There is no review about the price")

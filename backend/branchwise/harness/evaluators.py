@@ -85,7 +85,10 @@ async def fuzzy_match(judge: ChatModel, reference: str, answer: str, intent: str
 
 
 async def ua_match(judge: ChatModel, reason: str, answer: str, intent: str) -> float:
-    """Unachievable task: does the agent's report give the reason it cannot be done (even implicitly)?"""
+    """Unachievable task: does the agent's report give the reason it cannot be done (even implicitly)? A run that
+    gave no answer reported nothing: 0, without asking (a weak judge may call silence "the same")."""
+    if not answer.strip():
+        return 0.0
     reply = (await judge.complete(_judge_messages("webarena_ua_judge_user.txt", {
         "question": intent, "reason": reason, "answer": answer}), **JUDGE_SAMPLING)).text.lower()
     if "different" in reply:
@@ -261,11 +264,11 @@ def db_check(checks: Sequence[DbCheck], databases: Mapping[str, Path]) -> float:
         if check.site not in databases:
             raise EvaluationError(f"db_check: no database for site {check.site!r}")
         uri = f"{databases[check.site].resolve().as_uri()}?mode=ro"
-        with sqlite3.connect(uri, uri=True) as conn:
-            try:
+        try:
+            with sqlite3.connect(uri, uri=True) as conn:
                 got = conn.execute(check.query).fetchall()
-            except sqlite3.Error as exc:
-                raise EvaluationError(f"db_check on {check.site}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise EvaluationError(f"db_check on {check.site}: {exc}") from exc
         score *= float(_rows(got, check.ordered) == _rows(check.rows, check.ordered))
     return score
 
