@@ -3,6 +3,7 @@ strategies side by side and merged from several folders; the HTML shows the figu
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -87,8 +88,19 @@ def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_m
     assert report.scores[1] == {"greedy · simulated:0.1": 1.0, "greedy · simulated:0.5": 0.0}
     assert "greedy · simulated:0.5" in render_html(report)
     table = render_markdown(report).splitlines()
-    assert len(table) == 4 and table[2].startswith("| greedy | simulated:0.1 (simulated/scripted) | 2 | 100.0% [")
+    assert len(table) == 4
+    assert table[2].startswith("| greedy · simulated:0.1 | simulated:0.1 (simulated/scripted) | 2 | 100.0% [")
     assert "| 50.0% [" in table[3]
+
+
+def test_a_task_that_could_not_be_evaluated_is_out_of_the_rates_and_said(tmp_path: Path) -> None:
+    unjudged = result(3, "greedy", 0.0).model_copy(update={"eval_error": "the judge model could not be used: 503"})
+    report = build_report([result(1, "greedy", 1.0), result(2, "greedy", 0.0), unjudged], ["x"])
+    [row] = report.strategies
+    assert (row.sr.value, row.sr.tasks, row.not_evaluated) == (0.5, 2, 1)
+    table = render_markdown(report)
+    assert "- 3 (greedy): the judge model could not be used: 503" in table
+    assert "the judge model could not be used: 503" in render_html(report)
 
 
 def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) -> None:
@@ -100,6 +112,8 @@ def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) 
     loaded = load_results([tmp_path / "plain", tmp_path / "demos"])
     report = build_report(loaded, ["plain", "demos"])
     assert [(s.label, s.sr.value) for s in report.strategies] == [("greedy", 0.5), ("greedy + examples", 1.0)]
+    rows = render_markdown(report).splitlines()[2:4]
+    assert rows[0].startswith("| greedy | qwen | 2 | 50.0% [") and rows[1].startswith("| greedy + examples | qwen |")
 
 
 def test_common_compares_the_strategies_on_the_tasks_every_one_of_them_ran(tmp_path: Path) -> None:
@@ -128,24 +142,28 @@ def test_the_share_of_prompt_tokens_the_server_had_cached_is_reported() -> None:
     assert "| 38% |" in render_markdown(report) and "<td>38%</td>" in render_html(report)
 
 
-def test_where_the_time_goes_per_role_and_results_without_it_take_it_from_the_store(tmp_path: Path) -> None:
-    """A result written by an eval before its run's calls were timed (the frozen bench) gets its model seconds from the
-    run store next to its results."""
+def test_where_the_time_goes_counts_calls_at_once_once_and_is_measured_again_from_the_store(tmp_path: Path) -> None:
+    """A result keeps the seconds its run waited on the model; one whose calls the folder's run store keeps is
+    measured again from them (results written before model_wait_s summed calls made at once)."""
     folder = tmp_path / "eval"
     folder.mkdir()
-    timed = result(1, "best_first", 1.0).model_copy(update={"model_seconds": {"policy": 6.0, "value": 2.0}})
-    untimed = result(2, "best_first", 0.0).model_copy(update={"run_id": "run2"})
+    kept = result(1, "best_first", 1.0).model_copy(update={"model_seconds": {"policy": 6.0, "value": 2.0},
+                                                           "model_wait_s": 7.5})
+    summed = result(2, "best_first", 0.0).model_copy(update={"run_id": "run2", "model_seconds": {"policy": 4.0}})
+    t0 = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
     with RunStore(default_store_path(folder)) as store:
         store.start_run(RunRecord(run_id="run2", task="task 2"))
-        store.add_model_calls([ModelCallRecord(run_id="run2", role="policy", seconds=3.0),
-                               ModelCallRecord(run_id="run2", role="value", seconds=1.0),
-                               ModelCallRecord(run_id="run2", role="policy", seconds=1.0)])
-    (folder / "results.jsonl").write_text(timed.model_dump_json() + "\n" + untimed.model_dump_json() + "\n")
-    [row] = build_report(load_results([folder]), ["x"]).strategies
-    assert row.costs.model_seconds == {"policy": 5.0, "value": 1.5} and row.costs.timed == 2
+        # Two policy calls under way at once ([0, 3] and [2.5, 3.5]: 3.5 s of waiting), then a value call ([4, 5]).
+        store.add_model_calls([
+            ModelCallRecord(run_id="run2", role="policy", seconds=3.0, created_at=t0 + timedelta(seconds=3)),
+            ModelCallRecord(run_id="run2", role="policy", seconds=1.0, created_at=t0 + timedelta(seconds=3.5)),
+            ModelCallRecord(run_id="run2", role="value", seconds=1.0, created_at=t0 + timedelta(seconds=5))])
+    (folder / "results.jsonl").write_text(kept.model_dump_json() + "\n" + summed.model_dump_json() + "\n")
     report = build_report(load_results([folder]), ["x"])
-    table = render_markdown(report)
-    assert "| best_first | 10.0 | 6.5 | 5.0 | 1.5 | – | – | 65% | 2 of 2 |" in table
+    [row] = report.strategies
+    assert row.costs.model_seconds == {"policy": 4.75, "value": 1.5} and row.costs.timed == 2
+    assert row.costs.model_wait_s == 6.0  # (7.5 + 4.5) / 2
+    assert "| best_first | 10.0 | 6.0 | 4.8 | 1.5 | – | – | 60% | 2 of 2 |" in render_markdown(report)
     assert "<h2>Where the time goes</h2>" in render_html(report)
     # Results that kept no times (and no store to read them from) leave the table out.
     plain = build_report([result(3, "greedy", 1.0)], ["x"])

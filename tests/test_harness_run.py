@@ -3,8 +3,10 @@ a crash is not a result, so its task runs again."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from branchwise.core.status import Role
 from branchwise.core.usage import Usage
 from branchwise.harness.run import (
     EvalOptions,
@@ -12,12 +14,15 @@ from branchwise.harness.run import (
     done_tasks,
     end_torn_line,
     import_demonstrations,
+    model_seconds,
+    model_wait_s,
     progress_bar,
+    read_results,
     sandbox_site,
     task_search_config,
 )
 from branchwise.harness.tasks import load_tasks
-from branchwise.store import DemonstrationRecord, DemoStep, RunStore, default_store_path
+from branchwise.store import DemonstrationRecord, DemoStep, ModelCallRecord, RunStore, default_store_path
 
 
 def result(task_id: int, strategy: str, model: str = "m") -> TaskResult:
@@ -37,6 +42,32 @@ def test_done_tasks_are_per_strategy_and_model_and_a_torn_line_is_run_again(tmp_
     assert done_tasks(path, "greedy", "m") == {1, 3}
     assert done_tasks(path, "best_first", "m") == {2}
     assert done_tasks(path, "greedy", "simulated:0.3") == {5}
+    # With retrieved examples, a column of its own: not done because the plain run is.
+    assert done_tasks(path, "greedy", "m", examples=True) == set()
+
+
+def test_a_line_torn_inside_a_character_is_run_again(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    whole = result(1, "greedy").model_copy(update={"answer": "Café"})
+    torn = result(2, "greedy").model_copy(update={"answer": "Café"}).model_dump_json().encode()
+    path.write_bytes(whole.model_dump_json().encode() + b"\n" + torn[:torn.index("é".encode()) + 1])
+    assert done_tasks(path, "greedy", "m") == {1}
+    assert [r.answer for r in read_results(path)] == ["Café"]
+
+
+def test_the_time_waited_on_the_model_counts_calls_under_way_at_once_once() -> None:
+    t0 = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+
+    def call(role: Role, start: float, seconds: float) -> ModelCallRecord:
+        return ModelCallRecord(run_id="r", role=role, seconds=seconds,
+                               created_at=t0 + timedelta(seconds=start + seconds))
+
+    # Three generators sent at once and answered one after another, then the reward model; a gap; a last call.
+    calls = [call("policy", 0, 10), call("policy", 0, 20), call("policy", 0, 30), call("reward", 30, 5),
+             call("policy", 40, 2)]
+    assert model_seconds(calls) == {"policy": 32.0, "reward": 5.0}
+    assert model_wait_s(calls) == 37.0
+    assert model_seconds([]) == {} and model_wait_s([]) == 0.0
 
 
 def test_a_result_after_a_torn_line_is_on_a_line_of_its_own(tmp_path: Path) -> None:

@@ -626,7 +626,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         except NoSandbox as exc:
             raise UsageError(str(exc)) from exc
         results = args.out / "results.jsonl"
-        finished = done_tasks(results, args.strategy, model.client.config.model)
+        finished = done_tasks(results, args.strategy, model.client.config.model, options.examples)
     say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
         "task(s) evaluated")
     return EXIT_OK

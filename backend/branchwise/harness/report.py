@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
 from ..store import RunNotFound, RunStore, default_store_path
-from .run import RESULTS_FILE, TaskResult, model_seconds
+from .run import RESULTS_FILE, ResultKey, TaskResult, model_seconds, model_wait_s, read_results
 
 Z95 = 1.96
 
@@ -67,8 +67,10 @@ class Costs(BaseModel):
     approvals_asked: float
     # The models' mistakes per task, by role and kind (core/mistakes.py).
     mistakes: dict[Role, dict[MistakeKind, float]] = {}
-    # The seconds the model worked on each role's calls, over the results that kept them (`timed` of the tasks).
+    # The seconds the run waited on each role's calls and on any call, over the results that kept them (`timed` of
+    # the tasks).
     model_seconds: dict[str, float] = {}
+    model_wait_s: float = 0.0
     timed: int = 0
 
     @property
@@ -98,6 +100,8 @@ class StrategyReport(BaseModel):
     by_site: dict[str, Rate]
     by_type: dict[str, Rate]
     costs: Costs
+    # Tasks that could not be set up or evaluated (TaskResult.eval_error): out of the rates, counted here.
+    not_evaluated: int = 0
 
 
 class Report(BaseModel):
@@ -108,40 +112,37 @@ class Report(BaseModel):
     intents: dict[int, str]
     # Tasks some row has no result for, left out so every row is measured on the same tasks (`eval report --common`).
     left_out: list[int] = []
+    # (task, label, why) of the results that could not be set up or evaluated: out of the rates.
+    not_evaluated: list[tuple[int, str, str]] = []
 
 
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
     """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
-    once, the last wins. A result written without its model seconds gets them from the folder's run store, where
-    its run's calls are kept."""
-    latest: dict[tuple[str, str, bool, int], TaskResult] = {}
+    once, the last wins. Model times are measured again from the folder's run store, where the runs' calls are kept
+    (results written before `model_wait_s` summed calls made at once)."""
+    latest: dict[ResultKey, TaskResult] = {}
     for folder in folders:
         path = folder / RESULTS_FILE if folder.is_dir() else folder
-        found: list[TaskResult] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                try:
-                    found.append(TaskResult.model_validate_json(line))
-                except ValueError:
-                    continue  # a line cut short by a crash
-        for result in _with_model_seconds(found, default_store_path(path.parent)):
-            latest[(result.strategy, result.model, result.examples, result.task_id)] = result
+        for result in _timed(read_results(path), default_store_path(path.parent)):
+            latest[result.key] = result
     return list(latest.values())
 
 
-def _with_model_seconds(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
-    untimed = [r for r in results if not r.model_seconds and r.run_id]
-    if not untimed or not store_path.exists():
+def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
+    """The results with their model times from the store's calls, where it keeps the run."""
+    if not store_path.exists():
         return results
-    waited: dict[str, dict[str, float]] = {}
+    timed = []
     with RunStore(store_path) as store:
-        for result in untimed:
+        for result in results:
             try:
-                waited[result.run_id] = model_seconds(store.model_calls(result.run_id))
+                # The store resolves a prefix: only the run itself counts.
+                calls = [c for c in store.model_calls(result.run_id) if c.run_id == result.run_id]
             except RunNotFound:
-                continue
-    return [r.model_copy(update={"model_seconds": waited[r.run_id]}) if waited.get(r.run_id) else r
-            for r in results]
+                calls = []
+            timed.append(result.model_copy(update={"model_seconds": model_seconds(calls),
+                                                   "model_wait_s": model_wait_s(calls)}) if calls else result)
+    return timed
 
 
 def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[int]]:
@@ -156,7 +157,9 @@ def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[
 
 
 def _rate(results: Sequence[TaskResult]) -> Rate:
-    return wilson(sum(r.score for r in results), len(results))
+    """Over the tasks that were evaluated: one that could not be is not the agent's failure."""
+    scored = [r for r in results if r.evaluated]
+    return wilson(sum(r.score for r in scored), len(scored))
 
 
 def _grouped(results: Sequence[TaskResult], key: Callable[[TaskResult], Iterable[str]]) -> dict[str, Rate]:
@@ -180,11 +183,12 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
         for role, kinds in result.mistakes.items():
             for kind, count in kinds.items():
                 mistakes[role][kind] += count / n
-    timed = [r for r in results if r.model_seconds]
+    timed = [r for r in results if r.model_wait_s]
     waited: dict[str, float] = {role: sum(r.model_seconds.get(role, 0.0) for r in timed) / len(timed)
                                 for role in ROLES if any(role in r.model_seconds for r in timed)}
     return Costs(calls=per_role("calls"), prompt_tokens=prompt, completion_tokens=completion,
                  model_seconds=waited, timed=len(timed),
+                 model_wait_s=sum(r.model_wait_s for r in timed) / len(timed) if timed else 0.0,
                  cached_prompt_tokens=per_role("cached_prompt_tokens"),
                  mistakes={role: dict(kinds) for role, kinds in mistakes.items()},
                  total_tokens=sum(prompt.values()) + sum(completion.values()),
@@ -214,14 +218,15 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
             approvals=sorted({r.approvals for r in group}), sr=_rate(group),
             sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
             by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
-            costs=_costs(group))
+            costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group))
         for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
     for result in results:
         scores[result.task_id][label(result)] = result.score
     return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
-                  intents={r.task_id: r.intent for r in results}, left_out=left_out)
+                  intents={r.task_id: r.intent for r in results}, left_out=left_out,
+                  not_evaluated=sorted((r.task_id, label(r), r.eval_error) for r in results if not r.evaluated))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -302,7 +307,7 @@ def render_html(report: Report) -> str:
         f"<td>{s.costs.cached_share:.0%}</td>"
         f"<td>{s.costs.wall_s:.1f}</td><td>{s.costs.steps:.1f}</td><td>{s.costs.backtracks:.1f}</td>"
         f"<td>{s.costs.approvals_asked:.1f}</td><td>{s.costs.mistakes_total:.1f}</td><td>{e(', '.join(s.models))}</td>"
-        f"<td>{e(', '.join(s.approvals))}</td></tr>" for s in report.strategies)
+        f"<td>{e(', '.join(s.approvals))}</td><td>{s.not_evaluated}</td></tr>" for s in report.strategies)
     warning = ""
     scripted = [s.label for s in report.strategies if s.scripted]
     if scripted:
@@ -328,7 +333,8 @@ def render_html(report: Report) -> str:
         f"Wilson intervals; costs are means per task.</p>{_left_out(report)}{warning}"
         "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
         "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
-        f"<th>model mistakes</th><th>model</th><th>--approve</th></tr>{rows}</table>"
+        f"<th>model mistakes</th><th>model</th><th>--approve</th><th>not evaluated</th></tr>{rows}</table>"
+        f"{_not_evaluated_html(report)}"
         f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
         f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_time_html(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
@@ -337,14 +343,14 @@ def render_html(report: Report) -> str:
 
 
 def _time_rows(report: Report) -> list[tuple[str, ...]]:
-    """Per strategy that kept its calls' times: wall s, model s in all and per role, the model's share of the wall
-    time, and on how many tasks (results before schema 7 kept none)."""
+    """Per strategy that kept its calls' times: wall s, the seconds it waited on any model call and on each role's,
+    the model's share of the wall time, and on how many tasks (results before schema 7 kept none)."""
     rows = []
     for s in report.strategies:
         costs = s.costs
         if not costs.timed:
             continue
-        waited = sum(costs.model_seconds.values())
+        waited = costs.model_wait_s
         share = f"{waited / costs.wall_s:.0%}" if costs.timed == s.sr.tasks and costs.wall_s else "–"
         rows.append((s.label, f"{costs.wall_s:.1f}", f"{waited:.1f}",
                      *(f"{costs.model_seconds[role]:.1f}" if role in costs.model_seconds else "–" for role in ROLES),
@@ -352,6 +358,9 @@ def _time_rows(report: Report) -> list[tuple[str, ...]]:
     return rows
 
 
+_TIME_NOTE = ("Seconds per task the run waited on the model: on any call (model s), and on each role's calls; calls "
+              "under way at once count once, so the roles may add up to more than model s. The rest of the wall time "
+              "is the browser, replays, the backend and starting the sites.")
 _TIME_HEAD = ("strategy", "wall s", "model s", *(f"{role} s" for role in ROLES), "model share", "tasks timed")
 
 
@@ -362,9 +371,18 @@ def _time_html(report: Report) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in _TIME_HEAD)
     body = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return ("<h2>Where the time goes</h2><p>Seconds per task the model worked on each role's calls (from the "
-            "request's sending, not from the wait for a free slot); the rest of the wall time is the browser, replays "
-            f"and the backend.</p><table><tr>{head}</tr>{body}</table>")
+    return (f"<h2>Where the time goes</h2><p>{_TIME_NOTE}</p><table><tr>{head}</tr>{body}</table>")
+
+
+def _not_evaluated_lines(report: Report) -> list[str]:
+    return [f"{task} ({label}): {why}" for task, label, why in report.not_evaluated]
+
+
+def _not_evaluated_html(report: Report) -> str:
+    if not report.not_evaluated:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in _not_evaluated_lines(report))
+    return f"<p>Not evaluated, so left out of the rates (the task could not be set up or judged):</p><ul>{items}</ul>"
 
 
 def _left_out(report: Report) -> str:
@@ -400,16 +418,19 @@ def render_markdown(report: Report) -> str:
              "| steps | backtracks | model mistakes |", "|---|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|"]
     for s in report.strategies:
         flag = " (simulated/scripted)" if s.scripted else ""
-        lines.append(f"| {s.strategy} | {', '.join(s.models)}{flag} | {s.sr.tasks} | {_md_rate(s.sr)} | "
+        lines.append(f"| {s.label} | {', '.join(s.models)}{flag} | {s.sr.tasks} | {_md_rate(s.sr)} | "
                      f"{_md_rate(s.sr_ac)} | {_md_rate(s.sr_ua)} | {sum(s.costs.calls.values()):.1f} | "
                      f"{s.costs.total_tokens:,.0f} | {s.costs.cached_share:.0%} | {s.costs.wall_s:.1f} | "
                      f"{s.costs.steps:.1f} | {s.costs.backtracks:.1f} | {s.costs.mistakes_total:.1f} |")
     if report.left_out:
         lines.append(f"\nOnly the tasks every row has a result for; left out: "
                      f"{', '.join(str(t) for t in report.left_out)}.")
+    if report.not_evaluated:
+        lines += ["", "Not evaluated, so left out of the rates (the task could not be set up or judged):", "",
+                  *(f"- {line}" for line in _not_evaluated_lines(report))]
     timed = _time_rows(report)
     if timed:
-        lines += ["", "Where the time goes (seconds per task the model worked on each role's calls):", "",
+        lines += ["", f"Where the time goes. {_TIME_NOTE}", "",
                   "| " + " | ".join(_TIME_HEAD) + " |", "|---|" + "--:|" * (len(_TIME_HEAD) - 1),
                   *("| " + " | ".join(row) + " |" for row in timed)]
     return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ from ..core.status import BacktrackMode, ResultStatus
 from ..core.tasks import gather_all
 from ..core.usage import Usage
 from ..launcher import ChromiumConfig
+from ..llm import LLMError
 from ..models import ModelSetup
 from ..search.agent import SearchAgent, SearchConfig
 from ..search.profiles import DEFAULT_PROFILE, search_config
@@ -86,16 +87,65 @@ class TaskResult(BaseModel):
     wall_s: float
     # The models' mistakes per role and kind (core/mistakes.py).
     mistakes: MistakeCounts = {}
-    # The seconds the model worked on each role's calls (`model_seconds`); empty for results older than schema 7.
+    # The seconds the run waited on each role's calls (`model_seconds`); empty for results older than schema 7.
     model_seconds: dict[str, float] = {}
+    # The seconds it waited on any call (`model_wait_s`); 0 for results written before it was kept.
+    model_wait_s: float = 0.0
+
+    @property
+    def key(self) -> ResultKey:
+        """What one result is of: a later result with the same key replaces it, and a task with one is not run again."""
+        return self.strategy, self.model, self.examples, self.task_id
+
+    @property
+    def evaluated(self) -> bool:
+        """False when the task could not be set up or evaluated: not the agent's failure, left out of the rates."""
+        return not self.eval_error
+
+
+# (strategy, model, with examples, task id)
+ResultKey = tuple[str, str, bool, int]
+
+
+def _span(call: ModelCallRecord) -> tuple[float, float]:
+    """When the run waited on a call: from its sending to its answer (created_at)."""
+    end = call.created_at.timestamp()
+    return end - call.seconds, end
+
+
+def _union_seconds(spans: Sequence[tuple[float, float]]) -> float:
+    """How long at least one of the spans was under way: calls made at once count once."""
+    total, reached = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reached:
+            total += end - max(start, reached)
+            reached = end
+    return total
 
 
 def model_seconds(calls: Sequence[ModelCallRecord]) -> dict[str, float]:
-    """The seconds the model worked on each role's calls, over a run's calls."""
-    seconds: dict[str, float] = {}
-    for call in calls:
-        seconds[call.role] = round(seconds.get(call.role, 0.0) + call.seconds, 3)
-    return seconds
+    """The seconds the run waited on each role's calls, over a run's calls (a role's calls at once count once)."""
+    roles = sorted({call.role for call in calls})
+    return {role: round(_union_seconds([_span(c) for c in calls if c.role == role]), 3) for role in roles}
+
+
+def model_wait_s(calls: Sequence[ModelCallRecord]) -> float:
+    """The seconds the run waited on any model call: its wall time spent on the model."""
+    return round(_union_seconds([_span(c) for c in calls]), 3)
+
+
+def read_results(path: Path) -> list[TaskResult]:
+    """The results in a results file, in order. A line that is not one (torn by a crash mid-write, even inside a
+    character) is skipped with a warning: its task runs again."""
+    results = []
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            results.append(TaskResult.model_validate_json(raw.decode("utf-8")))
+        except ValueError:  # UnicodeDecodeError is one
+            log.warning("%s line %d is not a result (cut short?); its task will run again", path, number)
+    return results
 
 
 SANDBOX_SITE = "sandbox:"
@@ -120,21 +170,11 @@ def import_demonstrations(source: Path, out: Path) -> int:
     return len(new)
 
 
-def done_tasks(path: Path, strategy: str, model: str) -> set[int]:
-    """Tasks already in the results file for `strategy` with `model`; a torn last line (a crash mid-write) is
-    ignored."""
+def done_tasks(path: Path, strategy: str, model: str, examples: bool = False) -> set[int]:
+    """Tasks already in the results file for `strategy` with `model`, with or without `examples`."""
     if not path.exists():
         return set()
-    done: set[int] = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            result = TaskResult.model_validate_json(line)
-        except ValueError:
-            log.warning("%s line %d is not a result (cut short?); its task will run again", path, number)
-            continue
-        if (result.strategy, result.model) == (strategy, model):
-            done.add(result.task_id)
-    return done
+    return {r.task_id for r in read_results(path) if r.key[:3] == (strategy, model, examples)}
 
 
 def end_torn_line(path: Path) -> None:
@@ -181,7 +221,7 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                                         store=store, approver=approver, gate=session.gate)
                     result = await agent.run(task.intent, env, Reporters())
                     stored = store.load_run(result.run_id)
-                    waited = model_seconds(store.model_calls(result.run_id))
+                    calls = store.model_calls(result.run_id)
                 final_url = env.last.url if env.last is not None else ""
                 tools = EvalTools(sites, judge=model.client, reader=BrowserPageReader(session.browser, final_url),
                                   databases={site.name: site.database for site in running})
@@ -192,14 +232,16 @@ async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, ou
                     score, parts = verdict.score, dict(verdict.parts)
                 except EvaluationError as exc:
                     problem = str(exc)
+                except LLMError as exc:  # the judge (fuzzy_match, ua_match): not the agent's failure
+                    problem = f"the judge model could not be used: {exc}"
     return _result(task, model, options, result, final_url, score, parts, problem, stored.backtracks,
                    len(approver.asked), {u.role: Usage(**u.model_dump(include=set(Usage.model_fields)))
-                                         for u in stored.usage}, time.perf_counter() - started, waited)
+                                         for u in stored.usage}, time.perf_counter() - started, calls)
 
 
 def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: RunResult, final_url: str,
             score: float, parts: dict[str, float], problem: str, backtracks: Sequence[object], asked: int,
-            usage: dict[str, Usage], wall_s: float, waited: dict[str, float] | None = None) -> TaskResult:
+            usage: dict[str, Usage], wall_s: float, calls: Sequence[ModelCallRecord] = ()) -> TaskResult:
     return TaskResult(
         task_id=task.task_id, intent=task.intent, sites=task.sites, eval_types=task.eval.eval_types,
         unachievable=task.eval.unachievable, strategy=options.strategy, model=model.client.config.model,
@@ -208,7 +250,7 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
         answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
         eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
         approvals_asked=asked, usage=usage, wall_s=round(wall_s, 2), mistakes=result.mistakes,
-        model_seconds=waited or {})
+        model_seconds=model_seconds(calls), model_wait_s=model_wait_s(calls))
 
 
 def progress_bar(done: int, total: int, width: int = 20) -> str:
@@ -222,7 +264,7 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
     Chromium, backend and site copies), appending each result as soon as it is known; returns the new results."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_FILE
-    done = done_tasks(path, options.strategy, model.client.config.model)
+    done = done_tasks(path, options.strategy, model.client.config.model, options.examples)
     end_torn_line(path)
     todo = [t for t in tasks if t.task_id not in done]
     if done:
