@@ -69,6 +69,9 @@ def test_folders_merge_and_the_latest_result_of_a_task_wins(tmp_path: Path) -> N
     page = (tmp_path / "report" / "report.html").read_text()
     assert page.count("<svg") == 2 and "action_aware" in page and "greedy" in page
     assert [s.strategy for s in report.strategies] == ["action_aware", "greedy"]
+    # One strategy's rows only (a table over the strategies an issue asks for).
+    only = write_report([first, second], tmp_path / "greedy", strategies=["greedy"])
+    assert [s.strategy for s in only.strategies] == ["greedy"] and only.intents == {1: "task 1"}
 
 
 def test_a_scripted_model_is_flagged_in_the_page() -> None:

@@ -639,14 +639,14 @@ def cmd_eval_report(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"no results.jsonl in {', '.join(missing)}")
     out = args.out or args.folders[0]
-    report = write_report(args.folders, out, common=args.common)
+    report = write_report(args.folders, out, common=args.common, strategies=args.strategies)
     if report.left_out:
         say(f"Only the tasks every strategy has a result for; left out: {', '.join(map(str, report.left_out))}")
     for item in report.strategies:
         label = " (SCRIPTED/SIMULATED model: plumbing, not planning quality)" if item.scripted else ""
         say(f"{item.label}: SR {item.sr.value:.1%} [{item.sr.low:.0%}-{item.sr.high:.0%}] over {item.sr.tasks} "
             f"task(s), {sum(item.costs.calls.values()):.1f} calls and {item.costs.total_tokens:,.0f} tokens per "
-            f"task{label}")
+            f"task{label}" + (f"; {item.not_evaluated} not evaluated" if item.not_evaluated else ""))
     say(f"Report: {out / 'report.html'} (and report.json)")
     return EXIT_OK
 
@@ -828,6 +828,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--common", action="store_true",
                         help="only the tasks every strategy (and variant) has a result for: a run stopped part way "
                              "compared on the same tasks")
+    report.add_argument("--strategy", dest="strategies", action="append", default=None, metavar="NAME",
+                        help="only this strategy's results (repeat for several; default: all)")
     report.set_defaults(handler=cmd_eval_report)
 
     model_serve = sub.add_parser("model-serve", help="`branchwise model serve`: serve the local model shipped in "

@@ -436,10 +436,12 @@ def render_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(folders: Sequence[Path], out: Path, common: bool = False) -> Report:
+def write_report(folders: Sequence[Path], out: Path, common: bool = False,
+                 strategies: Sequence[str] | None = None) -> Report:
     """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md;
-    `common`: only the tasks every row has a result for."""
-    report = build_report(load_results(folders), [str(f) for f in folders], common)
+    `common`: only the tasks every row has a result for; `strategies`: only theirs (None: all)."""
+    results = [r for r in load_results(folders) if strategies is None or r.strategy in strategies]
+    report = build_report(results, [str(f) for f in folders], common)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")
