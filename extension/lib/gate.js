@@ -328,6 +328,10 @@ export function startGate(emitter) {
     forgetHoldsOf(tabId).catch((e) => console.warn(`network gate, tab ${tabId}:`, e));
     if (reason === "target_closed") return;
     console.warn(`tab ${tabId}: debugger detached (${reason}); putting the network gate back`);
-    enableEverywhere(tabId).catch((e) => console.warn(`tab ${tabId}: network gate not put back: ${e.message}`));
+    // The service-worker bypass went with the session too: without it a pass-through worker carries the tab's posts
+    // past the gate.
+    enableEverywhere(tabId)
+      .then(() => syncServiceWorkerBypass(tabId))
+      .catch((e) => console.warn(`tab ${tabId}: network gate not put back: ${e.message}`));
   });
 }

@@ -112,5 +112,5 @@ export async function guardIfOpenedByGuarded(tab) {
 chrome.debugger.onDetach.addListener((source, reason) => {
   const tabId = source.tabId;
   if (tabId === undefined || reason === "target_closed" || !tabState(tabId).guarded) return;
-  bypassServiceWorkers(tabId, true).catch((e) => console.warn(`tab ${tabId}: bypass not put back: ${e.message}`));
+  syncServiceWorkerBypass(tabId).catch((e) => console.warn(`tab ${tabId}: bypass not put back: ${e.message}`));
 });
