@@ -141,7 +141,7 @@ def test_a_denied_request_is_failed_once_and_audited(harness: Harness) -> None:
     assert rows[0].reasons == list(question.reasons) and rows[0].approval_id == question.approval_id
     assert rows[0].note == "Fetch, 12 bytes of body" and rows[0].url == f"{SHOP}/product/3"
     # The gate went on the working tab for the run and came off after it; the env is unwatched again.
-    assert h.browser.gated == [(7, True), (7, False)] and h.env.watch is None and h.browser.listeners == []
+    assert h.browser.gated == [(7, True), (7, False)] and h.env.watch is None
 
 
 def test_an_approved_request_is_released_exactly_once(harness: Harness) -> None:
@@ -298,6 +298,7 @@ def test_a_question_still_open_when_the_run_ends_fails_its_request(harness: Harn
 def test_an_unanswered_question_times_out_and_fails(harness: Harness) -> None:
     h = harness
 
+    h.browser = FakeBrowser()  # one gate per browser: the harness's own would answer its holds too
     h.gate = NetworkGate(h.browser, GateConfig(decide_timeout_seconds=0.05))
     h.run = GateRun("r1", h.run.writer, SlowApprover(10))
 
@@ -325,17 +326,35 @@ def test_an_approval_the_browser_could_not_carry_out_is_recorded_as_failed(harne
     assert "the browser did not take the answer" in last.note
 
 
-def test_a_hold_no_run_claims_is_failed() -> None:
+def test_a_hold_from_a_gate_a_previous_backend_left_is_failed_at_once_and_the_gate_lifted() -> None:
+    browser = FakeBrowser()
+    NetworkGate(browser)
+
+    async def main() -> None:
+        # No run is active: the tab was gated by a backend killed mid-run. Its first post fails (nobody can be asked),
+        # and the user's tab posts again after it.
+        browser.emit(held("h6", tab_id=99))
+        await until(lambda: browser.gated)
+
+    asyncio.run(main())
+    assert browser.released == [("h6", False)] and browser.gated == [(99, False)]
+
+
+def test_a_hold_no_run_claims_while_runs_are_active_is_failed_and_no_gate_is_lifted(tmp_path: Path) -> None:
     browser = FakeBrowser()
     gate = NetworkGate(browser)
 
     async def main() -> None:
-        # Listening only while a run is active: an event with no run at all (a previous backend's gate) is failed.
-        gate._on_event(held("h6", tab_id=99))
-        await until(lambda: browser.released)
+        with RunStore(tmp_path / "runs.sqlite3") as store:
+            runs = [GateRun(run_id, RunWriter(store, run_id), ScriptedApprover([])) for run_id in ("r1", "r2")]
+            async with gate.active(Env(tab_id=7), runs[0]), gate.active(Env(tab_id=8), runs[1]):
+                browser.emit(held("h7", tab_id=99))
+                await until(lambda: browser.released)
+                await asyncio.sleep(0.05)
+                assert browser.gated == [(7, True), (8, True)], "a gate is lifted only when no run could own it"
 
     asyncio.run(main())
-    assert browser.released == [("h6", False)]
+    assert browser.released == [("h7", False)]
 
 
 def test_without_a_gate_the_run_is_unwatched() -> None:
@@ -504,6 +523,7 @@ def test_a_request_is_answered_once_even_when_recording_the_answer_breaks(harnes
 def test_waiting_behind_another_question_counts_toward_the_decide_timeout(harness: Harness) -> None:
     h = harness
 
+    h.browser = FakeBrowser()  # one gate per browser: the harness's own would answer its holds too
     h.gate = NetworkGate(h.browser, GateConfig(decide_timeout_seconds=0.25))
     h.run = GateRun("r1", h.run.writer, SlowApprover(0.15))
 

@@ -160,7 +160,9 @@ class NetworkGate:
         self.sessions: list[GateSession] = []
         # Holds no run claims, failed in the background: kept here so the loop does not drop their tasks half-way.
         self._unclaimed: set[asyncio.Task[None]] = set()
-        self._unsubscribe: Callable[[], None] | None = None
+        # Listening while no run is active too: a hold from a gate a previous backend left on (killed mid-run) is
+        # failed at once and the gate lifted, instead of hanging until the extension's hold timeout.
+        browser.on_event(self._on_event)
         # One question at a time: a terminal cannot ask two at once, and the user answers them in order anyway.
         self._asking = asyncio.Lock()
 
@@ -169,8 +171,6 @@ class NetworkGate:
         """The run works under the gate: its working tab (and the tabs it moves to or its pages open) are gated until
         the run ends."""
         session = GateSession(self, run)
-        if self._unsubscribe is None:
-            self._unsubscribe = self.browser.on_event(self._on_event)
         self.sessions.append(session)
         previous = env.watch
         try:
@@ -181,9 +181,6 @@ class NetworkGate:
             env.watch = previous
             self.sessions.remove(session)
             await asyncio.shield(session.close())
-            if not self.sessions and self._unsubscribe is not None:
-                self._unsubscribe()
-                self._unsubscribe = None
 
     # Events ----------------------------------------------------------------------------------------------------------
 
@@ -246,6 +243,8 @@ class NetworkGate:
             log.warning("network gate: %s %s from tab %d is held but no run is gated there: failing it", held.method,
                         held.url, held.tab_id)
             await self._release(hold, False)
+            if session is None:
+                await self._lift_stale(held.tab_id)
             return
         request = self._question(session.run, window, held)
         try:
@@ -270,6 +269,19 @@ class NetworkGate:
                           held.url, decision=decision.outcome, decided_by=None if decision.timed_out else decision.by,
                           note=note,
                           action_text=window.action_text if window else "", approval_id=request.approval_id)
+
+    async def _lift_stale(self, tab_id: int) -> None:
+        """Lift the gate of a tab no run of this backend holds: one left on by a backend that ended mid-run (killed,
+        crashed), which would fail every post of the user's own tab until it is closed. Only while no run is active
+        here: a run gates its tab after it is listed (`active`), so no gate of a starting run can be taken for one."""
+        if self.sessions:
+            return
+        log.warning("network gate: tab %d was gated by no run of this backend (a previous one ended mid-run): "
+                    "lifting it", tab_id)
+        try:
+            await self.browser.gate_tab(tab_id, False)
+        except BROWSER_FAILURES as exc:
+            log.info("could not lift the network gate of tab %d: %s", tab_id, exc)
 
     def _question(self, run: GateRun, window: _Window | None, held: RequestHeld) -> ApprovalRequest:
         return ApprovalRequest(
