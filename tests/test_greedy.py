@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import SecretStr
@@ -419,7 +420,7 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
     async def main() -> None:
         async with LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as client:
             model = ModelSetup(client=client, scripted=False, description="m")
-            gate = NetworkGate(None)  # type: ignore[arg-type]
+            gate = NetworkGate(SimpleNamespace(on_event=lambda listener: lambda: None))
             options = RunOptions(max_steps=5)
             agent = build_agent(model, None, options, store, DenyApprover(), gate)  # type: ignore[arg-type]
             assert isinstance(agent, SearchAgent) and agent.store is store and agent.config.max_steps == 5
