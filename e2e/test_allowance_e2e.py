@@ -16,7 +16,7 @@ from branchwise.core.approval import ScriptedApprover
 from branchwise.core.classes import ActionClass
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.safety import SafetyClassifier
-from branchwise.safety.gate import GateRun, NetworkGate
+from branchwise.safety.gate import GateRun
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
 from branchwise.store import RunStore, RunWriter
 
@@ -59,7 +59,7 @@ def approved_click(stack: Stack, server: RecordingServer, store: RunStore, who: 
     tab = stack.call(browser.open_tab(f"{server.base_url}/page?who={who}"))
     env = BrowserEnv(browser, tab.tab_id)
     approver = ScriptedApprover([])
-    gate = NetworkGate(browser)
+    gate = stack.session.gate
     try:
         view = stack.call(env.observe())
         assert view.page is not None
