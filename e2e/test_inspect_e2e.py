@@ -60,6 +60,16 @@ def test_post_form_button_and_field(stack: Stack, lab: tuple[BrowserEnv, EnvView
                                              submit_buttons=2, submitter_label="Add to cart")
 
 
+def test_fields_named_like_the_forms_properties_and_svg_links_keep_their_facts(
+        stack: Stack, lab: tuple[BrowserEnv, EnvView, str]) -> None:
+    env, view, base = lab
+    post, svg_link = by_name(view, "button", "Post comment"), by_name(view, "link", "SVG link")
+    facts = inspect(stack, env, [post, svg_link])
+    assert facts[post].form == FormFacts(method="post", action=f"{base}/wp-comments-post", submits=True,
+                                         submit_buttons=1, submitter_label="Post comment")
+    assert facts[svg_link].link == LinkFacts(href=f"{base}/svg-target", raw_href="/svg-target", target="_blank")
+
+
 def test_what_the_browser_would_refuse_to_send(stack: Stack, lab: tuple[BrowserEnv, EnvView, str]) -> None:
     env, view, _ = lab
     create, draft = by_name(view, "button", "Create note"), by_name(view, "button", "Save draft")

@@ -32,13 +32,25 @@ const FACTS = `function() {
     service_worker: Boolean(navigator.serviceWorker && navigator.serviceWorker.controller),
   };
 
+  // An SVG link's href and target are SVGAnimatedString objects, not strings.
   const link = el.closest("a[href], area[href]");
-  if (link) facts.link = { href: link.href, raw_href: link.getAttribute("href"), target: link.target || "" };
+  if (link) {
+    const raw = link.getAttribute("href") || "";
+    facts.link = {
+      href: typeof link.href === "string" ? link.href : new URL(raw, document.baseURI).href,
+      raw_href: raw,
+      target: typeof link.target === "string" ? link.target : link.target?.baseVal || "",
+    };
+  }
 
-  // A form control's owner honours its form= attribute; anything else belongs to the form around it.
+  // A form control's owner honours its form= attribute; anything else belongs to the form around it. The form's own
+  // properties are read through its prototype: a field named "action" or "method" (WordPress forms have both) shadows
+  // form.action and form.method.
   const form = ["BUTTON", "INPUT", "SELECT", "TEXTAREA"].includes(control.tagName) ? control.form : el.closest("form");
+  const formProp = (name) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, name).get.call(form);
   if (form) {
-    const buttons = [...form.elements].filter(isSubmit);
+    const elements = [...formProp("elements")];
+    const buttons = elements.filter(isSubmit);
     let submitter = null;
     let submits = false;
     if (isSubmit(control)) {
@@ -46,21 +58,21 @@ const FACTS = `function() {
       submits = true;
     } else if (tag === "input" && BLOCKING.includes(control.type)) {
       submitter = buttons[0] || null;
-      const fields = [...form.elements].filter((c) => c.tagName === "INPUT" && BLOCKING.includes(c.type));
+      const fields = elements.filter((c) => c.tagName === "INPUT" && BLOCKING.includes(c.type));
       submits = submitter ? !submitter.disabled : fields.length === 1;
     }
     const own = (name) => submitter && submitter.hasAttribute(name);
     // What the browser would refuse to send, read off ValidityState: checkValidity() would fire events at the page.
     const refused = (c) => c.willValidate && !c.validity.valid;
     facts.form = {
-      method: own("formmethod") ? submitter.formMethod : form.method,
-      action: own("formaction") ? submitter.formAction : form.action,
-      target: own("formtarget") ? submitter.formTarget : form.target || "",
+      method: own("formmethod") ? submitter.formMethod : formProp("method"),
+      action: own("formaction") ? submitter.formAction : formProp("action"),
+      target: own("formtarget") ? submitter.formTarget : formProp("target"),
       submits,
       submit_buttons: buttons.filter((b) => !b.disabled).length,
       submitter_label: submitter ? labelOf(submitter) : "",
-      validates: !form.noValidate && !(submitter && submitter.formNoValidate),
-      invalid_fields: [...form.elements].filter((c) => c !== control && refused(c)).length,
+      validates: !formProp("noValidate") && !(submitter && submitter.formNoValidate),
+      invalid_fields: elements.filter((c) => c !== control && refused(c)).length,
       element_invalid: refused(control),
     };
   }
