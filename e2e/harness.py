@@ -103,15 +103,20 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10, what: str = "con
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def click_card(driver: WebDriver, button: str) -> None:
-    """A real click on the side panel's confirmation card (`approve` or `deny`); a button replaced by a redraw just
-    before it is clicked again (a stale one was not clicked)."""
-    for _ in range(5):
+def click_card(driver: WebDriver, button: str, timeout: float = 10) -> None:
+    """A real click on the side panel's confirmation card (`approve` or `deny`) once it takes clicks (a new card waits
+    a moment: confirmview.js `cardPause`); a button replaced by a redraw just before it is clicked again (a stale one
+    was not clicked)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
         try:
-            driver.find_element(By.CSS_SELECTOR, f"#confirm-card button.{button}").click()
-            return
+            found = driver.find_element(By.CSS_SELECTOR, f"#confirm-card button.{button}")
+            if found.is_enabled():
+                found.click()
+                return
         except StaleElementReferenceException:
-            continue
+            pass
+        time.sleep(0.05)
     raise AssertionError(f"could not click {button}")
 
 

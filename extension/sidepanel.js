@@ -1,6 +1,6 @@
 // The side panel: connection status, a task box that starts a run on the current tab, each run's steps, log and search
 // tree live, and the confirmation card when the backend asks before a flagged action.
-import { countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
+import { cardPause, countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
 import { STORAGE } from "./lib/constants.js";
 import { el, renderTree } from "./lib/treeview.js";
 
@@ -104,6 +104,8 @@ function showRuns(runs = []) {
 
 // The oldest waiting confirmation is shown; the others follow once it is answered.
 let confirms = [];
+// The card shown last and since when (cardPause).
+let shownCard = null;
 
 async function answer(approvalId, approved) {
   const card = document.getElementById("confirm-card");
@@ -122,7 +124,15 @@ function showConfirms(list = []) {
     confirmsEl.replaceChildren();
     return;
   }
-  confirmsEl.replaceChildren(renderConfirm(confirms[0], confirms.length - 1, answer));
+  const card = renderConfirm(confirms[0], confirms.length - 1, answer);
+  const pause = cardPause(shownCard, confirms[0].approval_id);
+  shownCard = pause.shown;
+  if (pause.waitMs > 0) {
+    const buttons = [...card.querySelectorAll("button")].filter((b) => !b.disabled);
+    buttons.forEach((b) => { b.disabled = true; });
+    setTimeout(() => buttons.forEach((b) => { b.disabled = false; }), pause.waitMs);
+  }
+  confirmsEl.replaceChildren(card);
   // The user sees the card now: the badge that called them here has done its job.
   chrome.action.setBadgeText({ text: "" }).catch(() => {});
 }

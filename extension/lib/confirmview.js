@@ -25,6 +25,16 @@ function coversText(confirm) {
   return `${sends.map((r) => `one ${r.method} to ${r.url}`).join(" and ")}; anything else it sends is asked about`;
 }
 
+// A card that takes the place of another takes no click for a moment: a double click on Approve must not approve the
+// next question unread. `shown` is the card shown last ({approvalId, since}); returns the card shown now and how long
+// its buttons wait before they take clicks.
+export const NEW_CARD_PAUSE_MS = 700;
+
+export function cardPause(shown, approvalId, now = Date.now(), pauseMs = NEW_CARD_PAUSE_MS) {
+  const current = shown?.approvalId === approvalId ? shown : { approvalId, since: now };
+  return { shown: current, waitMs: Math.max(0, current.since + pauseMs - now) };
+}
+
 export function renderConfirm(confirm, waiting, onAnswer) {
   const isRequest = confirm.kind === "request";
   const closed = Boolean(confirm.answered) || remainingSeconds(confirm) === 0;
