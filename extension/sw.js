@@ -21,7 +21,8 @@ import { currentDialog, onCdpEvent } from "./lib/cdp.js";
 import { dropGuard, guardIfOpenedByGuarded } from "./lib/guard.js";
 import { isHanded, loadTabState } from "./lib/tabstate.js";
 import {
-  blockIfOpenedByGated, dropGate, gateIfOpenedByGated, releaseHold, setGate, startGate, unblockOpened, withAllowance,
+  blockIfOpenedByGated, dropGate, failAllHolds, gateIfOpenedByGated, releaseHold, setGate, startGate, unblockOpened,
+  withAllowance,
 } from "./lib/gate.js";
 
 // A handed-over tab whose page (or the page it is loading) is on a site the user's lists allow.
@@ -89,7 +90,7 @@ async function handleCommand(message) {
   }
 }
 
-const connection = new Connection(handleCommand);
+const connection = new Connection(handleCommand, () => failAllHolds("the backend disconnected"));
 const emit = (event) => connection.send(event);
 
 watchRequests(emit);

@@ -48,3 +48,28 @@ def run_js(module: str, script: str, *args: str) -> Any:
     done = subprocess.run([node(), "-e", script, url, *args], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, f"node failed on {module}:\n{done.stderr}"
     return json.loads(done.stdout)
+
+
+# For scripts run with `run_js("tabstate.js", ...)` against modules that use the `chrome` API: a stand-in that
+# records every call (`calls`: [path, args]) and listener (`listeners[path]`), answers every call with {}, and sends
+# console output to stderr (stdout is the result). `base` is the folder of the modules, for `import(base + "x.js")`.
+CHROME_STUB = """
+console.info = console.log = (...args) => process.stderr.write(args.join(" ") + "\\n");  // stdout is the result
+const calls = [];
+const listeners = {};
+function stub(path) {
+  return new Proxy(function () {}, {
+    get(_, prop) {
+      if (prop === "then") return undefined;
+      if (prop === "addListener") return (f) => (listeners[path] ||= []).push(f);
+      return stub(`${path}.${String(prop)}`);
+    },
+    apply(_, __, args) {
+      calls.push([path, args]);
+      return Promise.resolve({});
+    },
+  });
+}
+globalThis.chrome = stub("chrome");
+const base = process.argv[1].replace(/tabstate\\.js$/, "");
+"""

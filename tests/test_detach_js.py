@@ -10,28 +10,9 @@ from typing import Any
 
 import pytest
 
-from extension_js import run_js
+from extension_js import CHROME_STUB, run_js
 
-# `chrome` records every call and listener; process.argv[1] is tabstate.js, whose folder holds the other modules.
-RUNNER = """
-console.info = console.log = (...args) => process.stderr.write(args.join(" ") + "\\n");  // stdout is the result
-const calls = [];
-const listeners = {};
-function stub(path) {
-  return new Proxy(function () {}, {
-    get(_, prop) {
-      if (prop === "then") return undefined;
-      if (prop === "addListener") return (f) => (listeners[path] ||= []).push(f);
-      return stub(`${path}.${String(prop)}`);
-    },
-    apply(_, __, args) {
-      calls.push([path, args]);
-      return Promise.resolve({});
-    },
-  });
-}
-globalThis.chrome = stub("chrome");
-const base = process.argv[1].replace(/tabstate\\.js$/, "");
+RUNNER = CHROME_STUB + """
 const { when, tabId } = JSON.parse(process.argv[2]);
 (async () => {
   const tabstate = await import(base + "tabstate.js");

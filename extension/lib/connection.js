@@ -11,8 +11,10 @@ const SLOW_RETRY_MS = 60000;
 const REQUEST_TIMEOUT_MS = 30000;
 
 export class Connection {
-  constructor(onCommand) {
+  // `onClosed`: told when a socket that was open closes (its backend's answers will not come).
+  constructor(onCommand, onClosed = () => {}) {
     this.onCommand = onCommand;
+    this.onClosed = onClosed;
     this.ws = null;
     this.ready = false;
     this.attempt = 0;
@@ -70,6 +72,11 @@ export class Connection {
     this.ready = false;
     for (const { reject } of this.pending.values()) reject(new Error("disconnected from the backend"));
     this.pending.clear();
+    try {
+      await this.onClosed();
+    } catch (error) {
+      console.warn("after the backend disconnected:", error);
+    }
     let detail = event.reason || "";
     if (this.refusal) {
       detail = this.refusal;

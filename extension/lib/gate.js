@@ -123,6 +123,14 @@ async function failHoldsOf(tabId, why) {
   for (const holdId of holdIdsOf(tabId)) await fail(holdId, why);
 }
 
+// The socket to the backend closed: the answers to what is held now would come from a backend that is gone, so each
+// hold fails at once instead of waiting out its timeout (fail safe; a backend back soon asks again about nothing
+// that went out).
+export async function failAllHolds(why) {
+  await loadGate();
+  for (const [tabId] of tabStates()) await failHoldsOf(tabId, why);
+}
+
 // The tab's debugger session is gone, and its paused requests with it: only the record is left to drop.
 async function forgetHoldsOf(tabId) {
   for (const holdId of holdIdsOf(tabId)) stopTimer(holdId);
