@@ -12,7 +12,7 @@ import { trackChannels } from "./lib/channels.js";
 import { STORAGE } from "./lib/constants.js";
 import { CommandError, newId } from "./lib/protocol.js";
 import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
-import { applyRunUpdate, applyTreeUpdate, getConnectionStatus } from "./lib/status.js";
+import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff } from "./lib/status.js";
 import {
   activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, listHanded, openTab,
   requireHanded,
@@ -90,7 +90,11 @@ async function handleCommand(message) {
   }
 }
 
-const connection = new Connection(handleCommand, () => failAllHolds("the backend disconnected"));
+// What the closed socket's backend would have answered or said: its held requests fail, its runs show as cut off.
+const connection = new Connection(handleCommand, async () => {
+  await failAllHolds("the backend disconnected");
+  await markRunsCutOff("The connection to the backend was lost while this run went on: its end was not seen here.");
+});
 const emit = (event) => connection.send(event);
 
 watchRequests(emit);

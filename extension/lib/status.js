@@ -29,6 +29,25 @@ export function applyTreeUpdate(update) {
   return updateChain;
 }
 
+// The connection to the backend closed: a run shown as running gets no more updates through it, so it shows as cut
+// off (Start would stay disabled for a run that is gone). A run still going on in a backend that reconnects is running
+// again at its next update; one the backend's exit cut short is offered for resume when the backend is back.
+export function markRunsCutOff(why) {
+  updateChain = updateChain.then(async () => {
+    const runs = await loadRuns();
+    const cut = runs.filter((run) => run.status === "running" || run.status === "started");
+    for (const run of cut) Object.assign(run, { status: "interrupted", message: why, resumable: false });
+    if (cut.length) await saveRuns(runs);
+  }).catch((e) => console.warn("runs not marked as cut off", e));
+  return updateChain;
+}
+
+// A live update of a run: a started one is running, and one marked as cut off is running again, its note gone.
+function goOn(run) {
+  if (run.status === "interrupted" && !run.resumable) run.message = "";
+  if (run.status === "started" || (run.status === "interrupted" && !run.resumable)) run.status = "running";
+}
+
 async function loadRuns() {
   const { [STORAGE.runs]: runs = [] } = await chrome.storage.session.get(STORAGE.runs);
   return runs;
@@ -50,7 +69,7 @@ function findOrAddRun(runs, update) {
 async function foldTreeUpdate(update) {
   const runs = await loadRuns();
   const run = findOrAddRun(runs, update);
-  if (run.status === "started") run.status = "running";
+  goOn(run);
   const { strategy, nodes, current = null, frontier = [], backtracks = [], trajectory = [] } = update;
   run.tree = { strategy, nodes, current, frontier, backtracks, trajectory };
   await saveRuns(runs);
@@ -66,7 +85,7 @@ async function foldRunUpdate(update) {
   run.scripted_model = Boolean(update.scripted_model) || Boolean(run.scripted_model);
   if (update.status === "progress") {
     run.log = [...(run.log || []), update.message || ""].slice(-MAX_LOG_LINES);
-    if (run.status === "started") run.status = "running";
+    goOn(run);
     await saveRuns(runs);
     return;
   }
