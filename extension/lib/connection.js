@@ -16,7 +16,9 @@ export class Connection {
     this.onCommand = onCommand;
     this.onClosed = onClosed;
     this.ws = null;
-    this.ready = false;
+    // The socket whose handshake succeeded: readiness belongs to a socket, so a new one (opened while the old was
+    // still closing) is never taken as proven by the old one's handshake.
+    this.provenWs = null;
     this.attempt = 0;
     this.timer = null;
     this.pending = new Map();
@@ -69,7 +71,6 @@ export class Connection {
   async closed(ws, event, backendUrl) {
     if (this.ws !== ws) return;
     this.ws = null;
-    this.ready = false;
     for (const { reject } of this.pending.values()) reject(new Error("disconnected from the backend"));
     this.pending.clear();
     try {
@@ -116,7 +117,6 @@ export class Connection {
     this.refusal = false;
     const ws = this.ws;
     this.ws = null;
-    this.ready = false;
     if (ws) ws.close(1000, "settings changed");
     await this.ensure();
   }
@@ -148,10 +148,15 @@ export class Connection {
       reply_to: message.id,
       proof: await proof(token, "extension", nonce, String(message.nonce)),
     });
-    this.ready = true;
+    this.provenWs = ws;
     this.attempt = 0;
     this.refusal = false;
     await setConnectionStatus("connected", `backend ${message.backend_version}`);
+  }
+
+  // Proven and open: commands and events may go both ways.
+  get ready() {
+    return this.ws !== null && this.provenWs === this.ws;
   }
 
   sendRaw(message) {

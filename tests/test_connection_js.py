@@ -1,0 +1,66 @@
+"""The extension's connection to the backend (extension/lib/connection.js, run in Node with a fake WebSocket): being
+proven belongs to a socket. A socket opened while the proven one was still closing is not taken as proven before its
+own handshake, so nothing the new peer sends runs, and no event goes to it, until it has proven it holds the token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extension_js import run_js
+
+RUNNER = """
+const base = process.argv[1].replace(/tabstate\\.js$/, "");
+const TOKEN = "t0ken-for-the-test-0123456789";
+globalThis.chrome = {
+  storage: { local: { get: async () => ({ backendUrl: "ws://127.0.0.1:9/ws", token: TOKEN }) },
+             session: { set: async () => {}, get: async () => ({}) } },
+  runtime: { getManifest: () => ({ version: "test" }) },
+};
+const sockets = [];
+class FakeSocket {
+  static CONNECTING = 0; static OPEN = 1; static CLOSING = 2; static CLOSED = 3;
+  constructor(url) { this.url = url; this.readyState = FakeSocket.CONNECTING; this.sent = []; sockets.push(this); }
+  send(text) { this.sent.push(JSON.parse(text)); }
+  close() { this.readyState = FakeSocket.CLOSING; }
+}
+globalThis.WebSocket = FakeSocket;
+globalThis.navigator = { userAgent: "node" };
+(async () => {
+  const { Connection } = await import(base + "connection.js");
+  const { proof } = await import(base + "pairing.js");
+  const ran = [];
+  const connection = new Connection(async (message) => { ran.push(message.type); return null; });
+  const open = async (ws) => {
+    ws.readyState = FakeSocket.OPEN;
+    ws.onopen();
+    const hello = ws.sent.find((m) => m.type === "hello");
+    const backendNonce = "backend-nonce-" + sockets.length;
+    await ws.onmessage({ data: JSON.stringify({ type: "hello_ok", id: "h" + sockets.length, nonce: backendNonce,
+      backend_version: "test", proof: await proof(TOKEN, "backend", backendNonce, hello.nonce) }) });
+  };
+  await connection.ensure();
+  await open(sockets[0]);
+  const provenFirst = connection.ready;
+  // The backend closes the first socket; before its close event arrives, the alarm asks for a connection.
+  sockets[0].readyState = FakeSocket.CLOSING;
+  await connection.ensure();
+  const second = sockets[1];
+  second.readyState = FakeSocket.OPEN;
+  second.onopen();
+  sockets[0].readyState = FakeSocket.CLOSED;
+  await sockets[0].onclose({ code: 1000, reason: "bye" });
+  const readyBefore = connection.ready;
+  const eventSent = connection.send({ type: "request_held", id: "e1" });
+  await second.onmessage({ data: JSON.stringify({ type: "observe", id: "c1", tab_id: 1 }) });
+  process.stdout.write(JSON.stringify({ sockets: sockets.length, provenFirst, readyBefore, eventSent, ran,
+                                        sentToSecond: second.sent.map((m) => m.type) }));
+  process.exit(0);
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def test_a_socket_opened_while_the_proven_one_closes_runs_nothing_before_its_own_handshake() -> None:
+    seen: dict[str, Any] = run_js("tabstate.js", RUNNER)
+    assert seen["sockets"] == 2 and seen["provenFirst"] is True
+    assert seen["readyBefore"] is False and seen["eventSent"] is False
+    assert seen["ran"] == [] and seen["sentToSecond"] == ["hello"]
