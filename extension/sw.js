@@ -200,10 +200,10 @@ chrome.storage.onChanged.addListener((changes, area) => {
 
 // The worker may be stopped at any time; an alarm wakes it to reconnect if the backend came back meanwhile.
 chrome.alarms.create("branchwise-reconnect", { periodInMinutes: 0.5 });
-chrome.alarms.onAlarm.addListener(() => connection.ensure());
-chrome.runtime.onStartup.addListener(() => connection.ensure());
-chrome.runtime.onInstalled.addListener(() => connection.ensure());
+chrome.alarms.onAlarm.addListener(() => connection.ensure({ automatic: true }));
+chrome.runtime.onStartup.addListener(() => connection.ensure({ automatic: true }));
+chrome.runtime.onInstalled.addListener(() => connection.ensure({ automatic: true }));
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
 
 loadTabState();
-connection.ensure();
+connection.ensure({ automatic: true });

@@ -11,9 +11,14 @@ from extension_js import run_js
 RUNNER = """
 const base = process.argv[1].replace(/tabstate\\.js$/, "");
 const TOKEN = "t0ken-for-the-test-0123456789";
+const session = {};
 globalThis.chrome = {
   storage: { local: { get: async () => ({ backendUrl: "ws://127.0.0.1:9/ws", token: TOKEN }) },
-             session: { set: async () => {}, get: async () => ({}) } },
+             session: {
+               get: async (key) => (key in session ? { [key]: session[key] } : {}),
+               set: async (items) => { Object.assign(session, items); },
+               remove: async (key) => { delete session[key]; },
+             } },
   runtime: { getManifest: () => ({ version: "test" }) },
 };
 const sockets = [];
@@ -52,15 +57,30 @@ globalThis.navigator = { userAgent: "node" };
   const readyBefore = connection.ready;
   const eventSent = connection.send({ type: "request_held", id: "e1" });
   await second.onmessage({ data: JSON.stringify({ type: "observe", id: "c1", tab_id: 1 }) });
+  // Another browser or profile takes the backend's place (close code 4003): the alarm's and the retries' attempts
+  // leave it there, the user's (the side panel opened) takes it back.
+  await open(second);
+  second.readyState = FakeSocket.CLOSED;
+  await second.onclose({ code: 4003, reason: "replaced" });
+  await connection.ensure({ automatic: true });
+  await new Promise((resolve) => setTimeout(resolve, 700));  // past the first retry's delay
+  const afterReplaced = sockets.length;
+  const status = session.connection?.detail;
+  await connection.ensure();
   process.stdout.write(JSON.stringify({ sockets: sockets.length, provenFirst, readyBefore, eventSent, ran,
-                                        sentToSecond: second.sent.map((m) => m.type) }));
+                                        sentToSecond: second.sent.map((m) => m.type).slice(0, 1), afterReplaced,
+                                        status }));
   process.exit(0);
 })().catch((error) => { console.error(error); process.exit(1); });
 """
 
 
-def test_a_socket_opened_while_the_proven_one_closes_runs_nothing_before_its_own_handshake() -> None:
+def test_a_socket_opened_while_the_proven_one_closes_runs_nothing_before_its_own_handshake_and_a_replaced_one_waits(
+        ) -> None:
     seen: dict[str, Any] = run_js("tabstate.js", RUNNER)
-    assert seen["sockets"] == 2 and seen["provenFirst"] is True
+    assert seen["provenFirst"] is True
     assert seen["readyBefore"] is False and seen["eventSent"] is False
     assert seen["ran"] == [] and seen["sentToSecond"] == ["hello"]
+    # Replaced: no automatic reconnect (two profiles would take turns forever), one when the user asks.
+    assert seen["afterReplaced"] == 2 and seen["sockets"] == 3
+    assert "open this side panel to take it back" in seen["status"]

@@ -3,6 +3,7 @@
 // itself: whatever listens on the backend's port may not be Branchwise.
 import { newNonce, proof, sameProof } from "./pairing.js";
 import { CommandError, PROTOCOL_VERSION, SUBPROTOCOL, newId } from "./protocol.js";
+import { STORAGE } from "./constants.js";
 import { loadSettings } from "./settings.js";
 import { setConnectionStatus } from "./status.js";
 
@@ -28,8 +29,16 @@ export class Connection {
   }
 
   // One attempt at a time: callers at once (the alarm, a settings change, a command) must not open two sockets, whose
-  // handshakes would cross.
-  ensure() {
+  // handshakes would cross. `automatic` (the alarm, a worker or browser start, a retry): not after another connection
+  // (another browser or profile paired with the backend) took the backend's one place, or two would take turns
+  // forever; the user takes it back by opening the side panel or saving the settings. Kept in session storage: a
+  // restarted worker must not take it back either.
+  async ensure({ automatic = false } = {}) {
+    const { [STORAGE.replaced]: replaced } = await chrome.storage.session.get(STORAGE.replaced);
+    if (replaced) {
+      if (automatic) return;
+      await chrome.storage.session.remove(STORAGE.replaced);
+    }
     if (!this.attempting) this.attempting = this.connect().finally(() => { this.attempting = null; });
     return this.attempting;
   }
@@ -84,7 +93,10 @@ export class Connection {
     } else if (event.code === 4001) {
       detail = "protocol version mismatch: update Branchwise";
     } else if (event.code === 4003) {
-      detail = "Another Branchwise connection replaced this one.";
+      await chrome.storage.session.set({ [STORAGE.replaced]: true });
+      await setConnectionStatus("disconnected", "Another browser or profile connected to the backend in this one's place; "
+        + "open this side panel to take it back.");
+      return;
     } else if (!detail) {
       detail = await this.diagnose(backendUrl);
     }
@@ -107,7 +119,7 @@ export class Connection {
 
   schedule(delay) {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.ensure(), delay);
+    this.timer = setTimeout(() => this.ensure({ automatic: true }), delay);
   }
 
   // Settings changed: drop the current socket and connect with the new ones at once.
@@ -115,6 +127,7 @@ export class Connection {
     await this.attempting; // an attempt under way read the old settings: let it finish, then replace its socket
     this.attempt = 0;
     this.refusal = false;
+    await chrome.storage.session.remove(STORAGE.replaced);
     const ws = this.ws;
     this.ws = null;
     if (ws) ws.close(1000, "settings changed");

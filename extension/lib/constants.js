@@ -29,6 +29,7 @@ export const STORAGE = Object.freeze({
   tabState: "tabState", // session: the per-tab safety state (tabstate.js)
   groupId: "groupId", // session: the "Branchwise" tab group
   connection: "connection", // session: the backend connection's status (status.js)
+  replaced: "replaced", // session: another connection took the backend's place (connection.js)
   runs: "runs", // session: the last runs, for the side panel (status.js)
   confirms: "confirms", // session: open confirmation cards (confirm.js)
   backendUrl: "backendUrl", // local: pairing settings (settings.js)
