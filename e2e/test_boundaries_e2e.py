@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
-from branchwise.actions import Click, Goto
+from branchwise.actions import Click, GoBack, Goto
 from branchwise.agent.env import BrowserEnv, EnvView
 from branchwise.agent.records import RunResult
 from branchwise.agent.reporting import Reporters
@@ -202,6 +202,19 @@ def test_block_list_on_the_options_page_refuses_the_site(stack: Stack, site: Rec
                 refused(stack, browser.act(tab.tab_id, ScrollCmd(direction="down"))),
                 refused(stack, browser.inspect(tab.tab_id, [ElementRef(backend_node_id=1)]))):
         assert err.code == "site_not_allowed" and "localhost" in err.message
+    stack.call(browser.close_tab(tab.tab_id))
+
+
+def test_going_back_to_a_blocked_site_is_refused_as_opening_it_is(stack: Stack, site: RecordingServer) -> None:
+    browser = stack.session.browser
+    # The tab was on a site before the user blocked it: its history still holds it.
+    tab = stack.call(browser.open_tab(f"http://localhost:{site.port}/away?who=before"))
+    env = BrowserEnv(browser, tab.tab_id)
+    assert stack.call(env.execute(Goto(f"{site.base_url}/start?who=now"))).ok
+    assert set_site_lists(stack, block="localhost") == ""
+    back = stack.call(env.execute(GoBack()))
+    assert not back.ok and "localhost is on the extension's block list" in back.error
+    assert [r.who for r in site.requests].count("before") == 1, "the blocked page was not loaded again"
     stack.call(browser.close_tab(tab.tab_id))
 
 

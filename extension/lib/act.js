@@ -4,6 +4,7 @@ import { pressCombo, typeKeys } from "./keys.js";
 import { CommandError } from "./protocol.js";
 import { settle } from "./settle.js";
 import { loadSiteLists, siteRefusal } from "./sites.js";
+import { isForbiddenUrl } from "./tabs.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -223,6 +224,12 @@ async function history(tabId, step) {
   const target = currentIndex + step;
   if (target < 0) throw new ActionFailed("there is no earlier page to go back to");
   if (target >= entries.length) throw new ActionFailed("there is no later page to go forward to");
+  // The history holds pages the run may not open (a blocked site the user visited in the tab before, a browser page):
+  // going there is opening them, under the same rules as goto.
+  const { url } = entries[target];
+  if (isForbiddenUrl(url)) throw new ActionFailed(`cannot go to ${url}: Branchwise does not work on browser pages`);
+  const refusal = siteRefusal(url, await loadSiteLists());
+  if (refusal) throw new ActionFailed(`cannot go to ${url}: ${refusal}`);
   await send(tabId, "Page.navigateToHistoryEntry", { entryId: entries[target].id });
 }
 
