@@ -4,6 +4,7 @@
 import { ensureAttached, send, sessionFor } from "./cdp.js";
 import { STORAGE } from "./constants.js";
 import { newId } from "./protocol.js";
+import { isHanded, isLoaded, loadTabState } from "./tabstate.js";
 
 const PANEL_URL = chrome.runtime.getURL("sidepanel.html");
 const HIGHLIGHT = {
@@ -51,6 +52,9 @@ async function flagIfPanelClosed() {
 }
 
 async function highlight(tabId, element) {
+  // Only in a tab the user handed over: the backend's word is not enough to attach to any other.
+  if (!isLoaded()) await loadTabState();
+  if (!isHanded(tabId)) throw new Error(`tab ${tabId} was not handed over to Branchwise`);
   await ensureAttached(tabId);
   const sessionId = sessionFor(tabId, element.target);
   const node = { backendNodeId: element.backend_node_id };
