@@ -11,7 +11,7 @@ import { trackRequests } from "./lib/settle.js";
 import { trackChannels } from "./lib/channels.js";
 import { STORAGE } from "./lib/constants.js";
 import { CommandError, newId } from "./lib/protocol.js";
-import { loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
+import { demoOrigin, loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff } from "./lib/status.js";
 import {
   activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, listHanded, openTab,
@@ -175,8 +175,9 @@ async function handlePanelMessage(request) {
     case "list_demos": {
       // What `branchwise explore` learnt about the site of the panel's tab.
       const tab = await chrome.tabs.get(request.tabId);
-      if (!/^https?:/.test(tab.url || "")) return { site: "", demos: [] };
-      const reply = await connection.request({ type: "list_demos", id: newId(), url: tab.url });
+      const origin = demoOrigin(tab.url, await loadSiteLists());
+      if (!origin) return { site: "", demos: [] };
+      const reply = await connection.request({ type: "list_demos", id: newId(), url: origin });
       return { site: reply.site, demos: reply.demos };
     }
     case "confirm_answer":

@@ -23,6 +23,7 @@ from branchwise.llm import LLMClient, LLMConfig
 from branchwise.protocol import ActResult, BrowserCmd, Observation, TabInfo
 from branchwise.safety.sites import SitePattern, SitePatternError, SiteRefused, SiteRules, host_of
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.search.examples import site_of
 from branchwise.search.urlcheck import UrlProbe
 from branchwise.search.validate import ActionSpace, validate_action
 
@@ -348,3 +349,21 @@ def test_the_extension_reads_patterns_and_hosts_as_the_backend_does() -> None:
             return None
 
     assert read_by_the_extension == [[python_pattern(t) for t in patterns], [host_of(u) for u in urls]]
+
+
+DEMO_ORIGIN_JS = """
+import(process.argv[1]).then((m) => {
+  const [lists, urls] = JSON.parse(process.argv[2]);
+  process.stdout.write(JSON.stringify(urls.map((u) => m.demoOrigin(u, lists))));
+});
+"""
+
+
+def test_the_side_panel_asks_about_a_sites_demonstrations_with_its_origin_only_and_never_for_a_blocked_site() -> None:
+    lists = {"allow": [], "block": ["bank.example"]}
+    urls = ["https://shop.example:8443/orders/1042?token=abc#top", "https://bank.example/account",
+            "chrome://settings/", "about:blank"]
+    origins = run_js("sites.js", DEMO_ORIGIN_JS, json.dumps([lists, urls]))
+    assert origins == ["https://shop.example:8443", "", "", ""]
+    # The backend names the same site from the origin as from the whole address.
+    assert site_of(origins[0]) == site_of(urls[0]) == "shop.example:8443"

@@ -630,7 +630,8 @@ class ListDemos(Envelope):
     this site"). Answered with demo_list, or an error."""
 
     type: Literal["list_demos"] = "list_demos"
-    url: str = Field(min_length=1, max_length=4000, description="The tab's address: the backend names its site")
+    url: str = Field(min_length=1, max_length=4000,
+                     description="The tab's origin (the extension sends no path or query): the backend names its site")
 
 
 class DemoSummary(BaseModel):

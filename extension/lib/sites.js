@@ -85,3 +85,10 @@ export async function requireSiteAllowed(url) {
   const refusal = siteRefusal(url || "", await loadSiteLists());
   if (refusal) throw new CommandError("site_not_allowed", refusal);
 }
+
+// What the side panel may tell the backend about a tab to ask what exploring learnt of its site: the origin only (the
+// site is named by it; the path and query stay in the browser), and nothing for a page Branchwise may not work on.
+export function demoOrigin(url, lists) {
+  if (!/^https?:\/\//i.test(url || "") || siteRefusal(url, lists)) return "";
+  return new URL(url).origin;
+}
