@@ -14,7 +14,7 @@ import { CommandError, newId } from "./lib/protocol.js";
 import { demoOrigin, loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff } from "./lib/status.js";
 import {
-  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOver, isForbiddenUrl, listHanded, openTab,
+  activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOverFor, isForbiddenUrl, listHanded, openTab,
   requireHanded,
 } from "./lib/tabs.js";
 import { currentDialog, onCdpEvent } from "./lib/cdp.js";
@@ -161,8 +161,8 @@ async function handlePanelMessage(request) {
       if (isForbiddenUrl(tab.url)) return { error: "Branchwise cannot work on this page. Open a website first." };
       const refusal = siteRefusal(tab.url, await loadSiteLists());
       if (refusal) return { error: `Branchwise cannot work here: ${refusal}. Change the lists on the options page.` };
-      await handOver(tab.id);
-      const reply = await connection.request({ type: "start_run", id: newId(), task: request.task, tab_id: tab.id });
+      const reply = await handOverFor(tab.id,
+        () => connection.request({ type: "start_run", id: newId(), task: request.task, tab_id: tab.id }));
       return { run_id: reply.run_id };
     }
     case "stop_run":

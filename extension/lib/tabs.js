@@ -50,6 +50,20 @@ export async function release(tabId) {
   await detach(tabId);
 }
 
+// Hands the tab over for a run that `start` asks the backend for (the backend reads the tab as soon as it accepts),
+// and takes it back if the backend refuses or cannot be asked: a run that never started keeps no tab.
+export async function handOverFor(tabId, start) {
+  await loadTabState();
+  const already = isHanded(tabId);
+  await handOver(tabId);
+  try {
+    return await start();
+  } catch (error) {
+    if (!already) await release(tabId).catch((e) => console.warn(`tab ${tabId} not released: ${e.message}`));
+    throw error;
+  }
+}
+
 async function requireMember(tabId) {
   await loadTabState();
   if (!isHanded(tabId)) {
