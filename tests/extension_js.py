@@ -51,12 +51,14 @@ def run_js(module: str, script: str, *args: str) -> Any:
 
 
 # For scripts run with `run_js("tabstate.js", ...)` against modules that use the `chrome` API: a stand-in that
-# records every call (`calls`: [path, args]) and listener (`listeners[path]`), answers every call with {}, and sends
-# console output to stderr (stdout is the result). `base` is the folder of the modules, for `import(base + "x.js")`.
+# records every call (`calls`: [path, args]) and listener (`listeners[path]`), answers every call with {} (after
+# `callDelayMs`, 0 by default), and sends console output to stderr (stdout is the result). `base` is the folder of
+# the modules, for `import(base + "x.js")`.
 CHROME_STUB = """
 console.info = console.log = (...args) => process.stderr.write(args.join(" ") + "\\n");  // stdout is the result
 const calls = [];
 const listeners = {};
+let callDelayMs = 0;  // how long each call takes to answer (0: at once)
 function stub(path) {
   return new Proxy(function () {}, {
     get(_, prop) {
@@ -66,7 +68,7 @@ function stub(path) {
     },
     apply(_, __, args) {
       calls.push([path, args]);
-      return Promise.resolve({});
+      return callDelayMs ? new Promise((resolve) => setTimeout(() => resolve({}), callDelayMs)) : Promise.resolve({});
     },
   });
 }

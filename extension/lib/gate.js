@@ -137,7 +137,20 @@ async function forgetHoldsOf(tabId) {
   await update(tabId, { type: "drop_holds" });
 }
 
-export async function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS) {
+// Gate changes of one tab run one after another, in the order asked: commands are handled at once, and an "off"
+// (which fails the tab's holds first, a debugger call each) overtaken by an "on" would end with the record saying
+// gated and Fetch disabled, nothing intercepted.
+const gateChanges = new Map();
+
+export function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS) {
+  const next = (gateChanges.get(tabId) || Promise.resolve()).catch(() => {})
+    .then(() => changeGate(tabId, on, holdTimeoutMs));
+  gateChanges.set(tabId, next);
+  next.catch(() => {}).finally(() => { if (gateChanges.get(tabId) === next) gateChanges.delete(tabId); });
+  return next;
+}
+
+async function changeGate(tabId, on, holdTimeoutMs) {
   await loadGate();
   if (on) {
     await update(tabId, { type: "gate", on: true, holdTimeoutMs });

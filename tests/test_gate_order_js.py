@@ -1,0 +1,36 @@
+"""The network gate of one tab is changed in the order asked (extension/lib/gate.js `setGate`, run in Node against a
+recording `chrome` stand-in whose calls take a moment): a run's "on" that arrives while an "off" still fails the tab's
+holds one by one ends with the tab intercepted, not with its record saying gated and Fetch disabled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extension_js import CHROME_STUB, run_js
+
+RUNNER = CHROME_STUB + """
+(async () => {
+  const tabstate = await import(base + "tabstate.js");
+  const gate = await import(base + "gate.js");
+  await gate.loadGate();
+  await gate.setGate(7, true);
+  for (const n of [1, 2, 3]) {
+    await tabstate.update(7, { type: "hold", holdId: "h" + n,
+      hold: { sessionId: undefined, requestId: "req-" + n, method: "POST", url: "http://shop.test/buy" } });
+  }
+  calls.length = 0;
+  callDelayMs = 1;
+  // A stale gate lifted by a new backend, and the run it starts on the same tab right after.
+  await Promise.all([gate.setGate(7, false), gate.setGate(7, true)]);
+  const fetchCalls = calls.filter(([path, args]) => path === "chrome.debugger.sendCommand"
+    && ["Fetch.enable", "Fetch.disable"].includes(args[1])).map(([, args]) => args[1]);
+  process.stdout.write(JSON.stringify({ fetchCalls, gated: Boolean(tabstate.tabState(7).gate) }));
+  process.exit(0);
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def test_an_on_that_arrives_during_an_off_leaves_the_tab_intercepted() -> None:
+    seen: dict[str, Any] = run_js("tabstate.js", RUNNER)
+    assert seen["gated"] is True
+    assert seen["fetchCalls"][-1] == "Fetch.enable", seen["fetchCalls"]
