@@ -34,7 +34,10 @@ globalThis.navigator = { userAgent: "node" };
   const { Connection } = await import(base + "connection.js");
   const { proof } = await import(base + "pairing.js");
   const ran = [];
-  const connection = new Connection(async (message) => { ran.push(message.type); return null; });
+  // What the hook saw each time a socket's backend was let go: whether the replaced state was on record yet.
+  const letGo = [];
+  const connection = new Connection(async (message) => { ran.push(message.type); return null; },
+    async () => { letGo.push(Boolean(session.replaced)); });
   const open = async (ws) => {
     ws.readyState = FakeSocket.OPEN;
     ws.onopen();
@@ -55,6 +58,7 @@ globalThis.navigator = { userAgent: "node" };
   sockets[0].readyState = FakeSocket.CLOSED;
   await sockets[0].onclose({ code: 1000, reason: "bye" });
   const readyBefore = connection.ready;
+  const letGoAfterFirst = letGo.length;
   const eventSent = connection.send({ type: "request_held", id: "e1" });
   await second.onmessage({ data: JSON.stringify({ type: "observe", id: "c1", tab_id: 1 }) });
   // Another browser or profile takes the backend's place (close code 4003): the alarm's and the retries' attempts
@@ -69,7 +73,7 @@ globalThis.navigator = { userAgent: "node" };
   await connection.ensure();
   process.stdout.write(JSON.stringify({ sockets: sockets.length, provenFirst, readyBefore, eventSent, ran,
                                         sentToSecond: second.sent.map((m) => m.type).slice(0, 1), afterReplaced,
-                                        status }));
+                                        status, letGoAfterFirst, letGo }));
   process.exit(0);
 })().catch((error) => { console.error(error); process.exit(1); });
 """
@@ -80,7 +84,11 @@ def test_a_socket_opened_while_the_proven_one_closes_runs_nothing_before_its_own
     seen: dict[str, Any] = run_js("tabstate.js", RUNNER)
     assert seen["provenFirst"] is True
     assert seen["readyBefore"] is False and seen["eventSent"] is False
+    # The first socket's backend was let go (its holds failed, its runs marked) though a newer socket had replaced it.
+    assert seen["letGoAfterFirst"] == 1
     assert seen["ran"] == [] and seen["sentToSecond"] == ["hello"]
     # Replaced: no automatic reconnect (two profiles would take turns forever), one when the user asks.
     assert seen["afterReplaced"] == 2 and seen["sockets"] == 3
     assert "open this side panel to take it back" in seen["status"]
+    # On record before the hook ran: the alarm firing meanwhile would not take the backend back.
+    assert seen["letGo"] == [False, True]

@@ -4,7 +4,6 @@ import { pressCombo, typeKeys } from "./keys.js";
 import { CommandError } from "./protocol.js";
 import { settle } from "./settle.js";
 import { loadSiteLists, siteRefusal } from "./sites.js";
-import { isForbiddenUrl } from "./tabs.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -224,10 +223,12 @@ async function history(tabId, step) {
   const target = currentIndex + step;
   if (target < 0) throw new ActionFailed("there is no earlier page to go back to");
   if (target >= entries.length) throw new ActionFailed("there is no later page to go forward to");
-  // The history holds pages the run may not open (a blocked site the user visited in the tab before, a browser page):
-  // going there is opening them, under the same rules as goto.
+  // The history holds pages the run may not open (a blocked site the user visited in the tab before, a browser page,
+  // a local file): going there is opening them, under goto's rules (an empty tab's about:blank aside).
   const { url } = entries[target];
-  if (isForbiddenUrl(url)) throw new ActionFailed(`cannot go to ${url}: Branchwise does not work on browser pages`);
+  if (!/^(https?:\/\/|about:blank$)/i.test(url)) {
+    throw new ActionFailed(`cannot go to ${url}: only http(s) addresses are allowed`);
+  }
   const refusal = siteRefusal(url, await loadSiteLists());
   if (refusal) throw new ActionFailed(`cannot go to ${url}: ${refusal}`);
   await send(tabId, "Page.navigateToHistoryEntry", { entryId: entries[target].id });

@@ -78,22 +78,23 @@ export class Connection {
   }
 
   async closed(ws, event, backendUrl) {
-    if (this.ws !== ws) return;
+    // Replaced: on record before anything is awaited, so the alarm cannot take the backend back meanwhile.
+    if (event.code === 4003 && ws === this.ws) await chrome.storage.session.set({ [STORAGE.replaced]: true });
+    if (this.ws !== ws) {
+      // A socket replaced by a newer one while it closed: what its backend held is still to be let go.
+      if (ws === this.provenWs) await this.letGo();
+      return;
+    }
     this.ws = null;
     for (const { reject } of this.pending.values()) reject(new Error("disconnected from the backend"));
     this.pending.clear();
-    try {
-      await this.onClosed();
-    } catch (error) {
-      console.warn("after the backend disconnected:", error);
-    }
+    await this.letGo();
     let detail = event.reason || "";
     if (this.refusal) {
       detail = this.refusal;
     } else if (event.code === 4001) {
       detail = "protocol version mismatch: update Branchwise";
     } else if (event.code === 4003) {
-      await chrome.storage.session.set({ [STORAGE.replaced]: true });
       await setConnectionStatus("disconnected", "Another browser or profile connected to the backend in this one's place; "
         + "open this side panel to take it back.");
       return;
@@ -102,6 +103,16 @@ export class Connection {
     }
     await setConnectionStatus(this.refusal ? "refused" : "disconnected", detail);
     this.schedule(this.refusal ? SLOW_RETRY_MS : BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]);
+  }
+
+  // The proven socket closed: its backend's answers will not come (onClosed fails what it holds, marks its runs).
+  async letGo() {
+    this.provenWs = null;
+    try {
+      await this.onClosed();
+    } catch (error) {
+      console.warn("after the backend disconnected:", error);
+    }
   }
 
   // A refused WebSocket upgrade looks like a dead server from here; the open /healthz tells the two apart. The backend
