@@ -91,6 +91,25 @@ def test_resume_refuses_a_run_whose_tab_is_gone_with_the_reason(tmp_path: Path) 
         assert store.load_run("closed").run.status == "interrupted"
 
 
+def test_a_run_going_on_when_the_panel_reconnects_is_announced_to_it(tmp_path: Path) -> None:
+    run = WaitingRun()
+    browser = Browser(open_tabs=(7,))
+
+    async def main(runs: RunManager) -> None:
+        runs.tasks["r1"] = asyncio.create_task(run())
+        runs.shown_tasks["r1"] = "Add the book to my cart"
+        await asyncio.sleep(0)
+        await runs.offer()
+        await runs.stop(StopRun(run_id="r1"))
+        await asyncio.sleep(0.3)
+
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        asyncio.run(main(manager(store, browser)))
+    # The panel marked it cut off when its connection closed: the update turns it running again.
+    assert [(u.run_id, u.status, u.task) for u in browser.hub.link.sent] == [
+        ("r1", "progress", "Add the book to my cart")]
+
+
 def test_a_backend_that_is_stopping_resumes_nothing_and_leaves_the_run_to_resume_later(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite3") as store:
         record(store, "open", 7)

@@ -43,6 +43,8 @@ class RunManager:
         # Where interrupted runs are found (None: none are offered or resumed).
         self.store = store
         self.tasks: dict[str, asyncio.Task[RunResult]] = {}
+        # Each run's task as the panel may show it (masked).
+        self.shown_tasks: dict[str, str] = {}
         # Set once the backend stops (shutdown): no run starts after.
         self.closing = False
         self._unlisten: Callable[[], None] | None = None
@@ -79,6 +81,7 @@ class RunManager:
         panel = self._panel()
         reporter = Reporters(panel, self.terminal) if self.terminal else panel
         self.tasks[run_id] = asyncio.create_task(agent.run(task, env, reporter, run_id=run_id, resume=resume))
+        self.shown_tasks[run_id] = mask_task(task)
 
     def _agent_for(self, point: ResumePoint) -> SearchAgent:
         run = point.stored.run
@@ -133,12 +136,21 @@ class RunManager:
                         persona=d.persona) for d in demos])
 
     async def offer(self) -> None:
-        """Tell the side panel of the newest runs a crash cut short: each can go on (its tab is still open) or says
-        why not. A failure is only logged: the connection works without the offer."""
+        """The extension connected: tell the side panel of the runs going on here (it marked them cut off when its
+        connection closed) and of the newest runs a crash cut short: each can go on (its tab is still open) or says
+        why not. A failure is only logged: the connection works without it."""
         try:
+            await self._announce_running()
             await self._offer()
         except Exception:
-            log.exception("could not offer the interrupted runs to the side panel")
+            log.exception("could not tell the side panel of the runs going on or cut short")
+
+    async def _announce_running(self) -> None:
+        panel = self._panel()
+        for run_id, task in self.tasks.items():
+            if not task.done():
+                await panel.progress_of(run_id, self.shown_tasks.get(run_id, ""),
+                                        "The side panel is connected again; the run goes on.")
 
     async def _offer(self) -> None:
         if self.store is None:

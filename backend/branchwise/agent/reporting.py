@@ -103,7 +103,11 @@ class SidePanelReporter:
 
     async def progress(self, run_id: str, text: str) -> None:
         """Into the run's log in the panel: among the lines, a denied action and what the planner does about it."""
-        await self._send(RunUpdate(run_id=run_id, task=self.task, status="progress", message=text,
+        await self.progress_of(run_id, self.task, text)
+
+    async def progress_of(self, run_id: str, task: str, text: str) -> None:
+        """A line into the log of a run this reporter did not start (the manager's, after the panel reconnected)."""
+        await self._send(RunUpdate(run_id=run_id, task=task, status="progress", message=text,
                                    scripted_model=self.scripted_model))
 
     async def tree(self, update: TreeUpdate) -> None:
