@@ -98,9 +98,13 @@ def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_m
 
 def test_a_task_that_could_not_be_evaluated_is_out_of_the_rates_and_said(tmp_path: Path) -> None:
     unjudged = result(3, "greedy", 0.0).model_copy(update={"eval_error": "the judge model could not be used: 503"})
-    report = build_report([result(1, "greedy", 1.0), result(2, "greedy", 0.0), unjudged], ["x"])
+    timed = {"model_seconds": {"policy": 5.0}, "model_wait_s": 5.0}
+    report = build_report([r.model_copy(update=timed) for r in (result(1, "greedy", 1.0), result(2, "greedy", 0.0),
+                                                                 unjudged)], ["x"])
     [row] = report.strategies
     assert (row.sr.value, row.sr.tasks, row.not_evaluated) == (0.5, 2, 1)
+    # Its run still took its time: the time table counts all three.
+    assert "| greedy | 10.0 | 5.0 | 5.0 | – | – | – | 50% | 3 of 3 |" in render_markdown(report)
     table = render_markdown(report)
     assert "- 3 (greedy): the judge model could not be used: 503" in table
     assert "the judge model could not be used: 503" in render_html(report)

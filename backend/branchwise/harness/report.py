@@ -351,10 +351,12 @@ def _time_rows(report: Report) -> list[tuple[str, ...]]:
         if not costs.timed:
             continue
         waited = costs.model_wait_s
-        share = f"{waited / costs.wall_s:.0%}" if costs.timed == s.sr.tasks and costs.wall_s else "–"
+        # Costs are over every result, those that could not be evaluated included.
+        results = s.sr.tasks + s.not_evaluated
+        share = f"{waited / costs.wall_s:.0%}" if costs.timed == results and costs.wall_s else "–"
         rows.append((s.label, f"{costs.wall_s:.1f}", f"{waited:.1f}",
                      *(f"{costs.model_seconds[role]:.1f}" if role in costs.model_seconds else "–" for role in ROLES),
-                     share, f"{costs.timed} of {s.sr.tasks}"))
+                     share, f"{costs.timed} of {results}"))
     return rows
 
 
