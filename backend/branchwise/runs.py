@@ -12,7 +12,7 @@ from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
 from .core.status import BacktrackMode
-from .core.tasks import stop_all
+from .core.tasks import cancel_once, stop_all
 from .link import RunRefused
 from .models import ModelSetup
 from .protocol import DemoList, DemoSummary, ListDemos, ResumeRun, StartRun, StopRun, new_id
@@ -111,10 +111,9 @@ class RunManager:
 
     async def stop(self, message: StopRun) -> None:
         task = self.tasks.get(message.run_id)
-        # A run already being cancelled is writing its end: a second cancel (Stop clicked twice) would cut that short.
-        if task is not None and not task.done() and not task.cancelling():
+        # Stop clicked twice: the run is already writing its end.
+        if task is not None and cancel_once(task):
             log.info("run %s stopped by the user", message.run_id)
-            task.cancel()
 
     async def _resumable(self, run_id: str, open_tabs: set[int]) -> ResumePoint:
         """Where the run can go on from; Unresumable says why it cannot (from the panel, a task with a secret in it

@@ -3,7 +3,7 @@ import { childSessions, currentDialog, ensureAttached, send, sessionFor } from "
 import { pressCombo, typeKeys } from "./keys.js";
 import { CommandError } from "./protocol.js";
 import { settle } from "./settle.js";
-import { loadSiteLists, siteRefusal } from "./sites.js";
+import { loadSiteLists, openRefusal } from "./sites.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -211,8 +211,7 @@ async function scroll(tabId, direction) {
 }
 
 async function navigate(tabId, url) {
-  if (!/^https?:\/\//i.test(url)) throw new ActionFailed(`cannot open "${url}": only http(s) addresses are allowed`);
-  const refusal = siteRefusal(url, await loadSiteLists());
+  const refusal = openRefusal(url, await loadSiteLists());
   if (refusal) throw new ActionFailed(`cannot open ${url}: ${refusal}`);
   const { errorText } = await send(tabId, "Page.navigate", { url });
   if (errorText) throw new ActionFailed(`the page could not be opened: ${errorText}`);
@@ -226,10 +225,7 @@ async function history(tabId, step) {
   // The history holds pages the run may not open (a blocked site the user visited in the tab before, a browser page,
   // a local file): going there is opening them, under goto's rules (an empty tab's about:blank aside).
   const { url } = entries[target];
-  if (!/^(https?:\/\/|about:blank$)/i.test(url)) {
-    throw new ActionFailed(`cannot go to ${url}: only http(s) addresses are allowed`);
-  }
-  const refusal = siteRefusal(url, await loadSiteLists());
+  const refusal = url === "about:blank" ? "" : openRefusal(url, await loadSiteLists());
   if (refusal) throw new ActionFailed(`cannot go to ${url}: ${refusal}`);
   await send(tabId, "Page.navigateToHistoryEntry", { entryId: entries[target].id });
 }

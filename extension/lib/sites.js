@@ -86,9 +86,15 @@ export async function requireSiteAllowed(url) {
   if (refusal) throw new CommandError("site_not_allowed", refusal);
 }
 
+// Why Branchwise may not open `url` in a tab (a goto, a step through the tab's history), or "" if it may: only http(s)
+// pages, on sites the lists allow.
+export function openRefusal(url, lists) {
+  if (!/^https?:\/\//i.test(url || "")) return "only http(s) addresses are allowed";
+  return siteRefusal(url, lists);
+}
+
 // What the side panel may tell the backend about a tab to ask what exploring learnt of its site: the origin only (the
 // site is named by it; the path and query stay in the browser), and nothing for a page Branchwise may not work on.
 export function demoOrigin(url, lists) {
-  if (!/^https?:\/\//i.test(url || "") || siteRefusal(url, lists)) return "";
-  return new URL(url).origin;
+  return openRefusal(url, lists) ? "" : new URL(url).origin;
 }

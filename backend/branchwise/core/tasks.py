@@ -26,11 +26,17 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
         raise
 
 
+def cancel_once(task: asyncio.Future[Any], why: tuple[object, ...] = ()) -> bool:
+    """Cancel `task` with the message `why` unless it has ended or is being cancelled already (it is in its clean-up,
+    which a second cancel would cut short); True if this cancelled it."""
+    if task.done() or (isinstance(task, asyncio.Task) and task.cancelling()):
+        return False
+    return task.cancel(*why)
+
+
 async def stop_all(tasks: Iterable[asyncio.Future[Any]], why: tuple[object, ...] = ()) -> None:
-    """Cancel the tasks with the message `why` and wait until each has ended. One already being cancelled is left to
-    its clean-up: a second cancel would cut it short."""
+    """Cancel the tasks with the message `why` (`cancel_once`) and wait until each has ended."""
     tasks = list(tasks)
     for task in tasks:
-        if not task.done() and not (isinstance(task, asyncio.Task) and task.cancelling()):
-            task.cancel(*why)
+        cancel_once(task, why)
     await asyncio.gather(*tasks, return_exceptions=True)

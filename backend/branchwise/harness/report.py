@@ -129,12 +129,16 @@ def load_results(folders: Iterable[Path]) -> list[TaskResult]:
 
 
 def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
-    """The results with their model times from the store's calls, where it keeps the run."""
-    if not store_path.exists():
+    """The results with their model times from the store's calls, where it keeps the run; a result that has
+    `model_wait_s` was timed so when written."""
+    if not store_path.exists() or all(r.model_wait_s for r in results):
         return results
     timed = []
     with RunStore(store_path) as store:
         for result in results:
+            if result.model_wait_s:
+                timed.append(result)
+                continue
             try:
                 # The store resolves a prefix: only the run itself counts.
                 calls = [c for c in store.model_calls(result.run_id) if c.run_id == result.run_id]
