@@ -17,6 +17,7 @@ from branchwise.harness.run import (
     model_seconds,
     model_wait_s,
     progress_bar,
+    progress_line,
     read_results,
     sandbox_site,
     task_search_config,
@@ -86,6 +87,18 @@ def test_the_progress_bar_fills_with_the_tasks_done() -> None:
     assert progress_bar(0, 4, width=8) == "[........]"
     assert progress_bar(1, 4, width=8) == "[##......]"
     assert progress_bar(4, 4, width=8) == "[########]"
+
+
+def test_the_progress_lines_success_rate_leaves_out_tasks_that_could_not_be_judged() -> None:
+    task = load_tasks([Path(__file__).parents[1] / "tasks" / "test"])[0]
+    solved = result(1, "greedy")
+    broken = result(2, "greedy").model_copy(update={"score": 0.0, "eval_error": "the site could not be set up"})
+    line = progress_line([solved, broken], 4, 120.0, task)
+    assert "2/4, SR so far 100% (1 not evaluated), about 2.0 min left" in line
+    assert line.endswith("score 0, finished, 1.0 s — the site could not be set up")
+    assert "SR so far n/a (1 not evaluated)" in progress_line([broken], 1, 0.0, task)
+    failed = result(3, "greedy").model_copy(update={"score": 0.0})
+    assert "2/2, SR so far 50% |" in progress_line([solved, failed], 2, 0.0, task)
 
 
 def test_explored_demonstrations_are_copied_into_the_eval_store_once(tmp_path: Path) -> None:

@@ -258,6 +258,21 @@ def progress_bar(done: int, total: int, width: int = 20) -> str:
     return f"[{'#' * filled}{'.' * (width - filled)}]"
 
 
+def progress_line(results: Sequence[TaskResult], total: int, eta_s: float, task: TaskConfig) -> str:
+    """One line after each task: how far, the success rate over the tasks evaluated so far (a task that could not be
+    set up or judged is counted apart, as the report does), and the last task's result."""
+    count, last = len(results), results[-1]
+    evaluated = [r for r in results if r.evaluated]
+    rate = f"{sum(r.score for r in evaluated) / len(evaluated):.0%}" if evaluated else "n/a"
+    skipped = len(results) - len(evaluated)
+    return (f"{progress_bar(count, total)} {count}/{total}, SR so far {rate}"
+            + (f" ({skipped} not evaluated)" if skipped else "")
+            + (f", about {eta_s / 60:.1f} min left" if count < total else "")
+            + f" | task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}): "
+            f"score {last.score:g}, {last.status}, {last.wall_s:.1f} s"
+            + (f" — {last.eval_error}" if last.eval_error else ""))
+
+
 async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: EvalOptions, out: Path,
                    say: Callable[[str], None], *, workers: int = 1) -> list[TaskResult]:
     """Runs the tasks not yet in `out/results.jsonl` for this strategy, `workers` at a time (each task in its own
@@ -280,14 +295,8 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
         with path.open("a", encoding="utf-8") as file:
             file.write(result.model_dump_json() + "\n")
         results.append(result)
-        count = len(results)
-        eta = (time.perf_counter() - started) / count * (len(todo) - count)
-        solved = sum(r.score for r in results)
-        say(f"{progress_bar(count, len(todo))} {count}/{len(todo)}, SR so far {solved / count:.0%}"
-            + (f", about {eta / 60:.1f} min left" if count < len(todo) else "")
-            + f" | task {task.task_id} ({', '.join(task.sites)}; {'+'.join(task.eval.eval_types)}): "
-            f"score {result.score:g}, {result.status}, {result.wall_s:.1f} s"
-            + (f" — {result.eval_error}" if result.eval_error else ""))
+        eta = (time.perf_counter() - started) / len(results) * (len(todo) - len(results))
+        say(progress_line(results, len(todo), eta, task))
 
     await gather_all(one(task) for task in todo)
     return results
