@@ -372,3 +372,25 @@ def test_a_node_written_again_after_the_run_learns_a_secret_is_scrubbed_of_it(fo
         store.start_run(RunRecord(run_id="r4", task="Sign in"))
         asyncio.run(main(store))
         assert store.load_run("r4").nodes[0].thought == f"The note says the password is {SECRET_MASK}."
+
+
+def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of_it(form: PageView,
+                                                                                    tmp_path: Path) -> None:
+    password = element(form, "textbox", "Password")
+    keeper = SecretKeeper()
+    said = f"The password is {PASSWORD}"
+    stop = Node(id=1, parent_id=0, depth=1, url="http://site/login", action_text=f"stop [{said}]", answer=said)
+
+    async def main(store: RunStore) -> None:
+        trace = SearchTrace("r5", "best_first", Collected(), store, secrets=keeper)
+        await trace.node(stop)  # a candidate stop, stored while the password was not yet known to be one
+        keeper.seal(Type(element_id=password, text=PASSWORD, press_enter=True), "", form)  # a sibling types it
+        await trace.writer.finish("finished", said, scrub=keeper.scrub)
+
+    store_path = default_store_path(tmp_path)
+    with RunStore.open(store_path) as store:
+        store.start_run(RunRecord(run_id="r5", task="Sign in"))
+        asyncio.run(main(store))
+        run = store.load_run("r5")
+    assert run.nodes[0].answer == run.run.answer == f"The password is {SECRET_MASK}"
+    assert PASSWORD not in dump_store(store_path)

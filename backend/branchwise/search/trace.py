@@ -79,12 +79,14 @@ class SearchTrace:
         self._checkpoint_written[node.id] = node.checkpoint
         return NodeRecord(
             run_id=self.run_id, node_id=node.id, parent_id=node.parent_id, depth=node.depth, url=node.url,
-            title=node.title, action_text=node.action_text,
+            title=node.title,
+            # Scrubbed again: the action, thought and answer were sealed with the secrets known then, and this update
+            # must not put back one the run learnt since.
+            action_text=self.secrets.scrub(node.action_text) if node.action_text else node.action_text,
             action_class=node.action_class.value if node.action_class else None,
-            # Scrubbed again: the thought was sealed with the secrets known then, and this update must not put back
-            # one the run learnt since.
             thought=self.secrets.scrub(node.thought),
-            reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status, answer=node.answer,
+            reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status,
+            answer=self.secrets.scrub(node.answer) if node.answer else node.answer,
             observation_text=text,
         )
 

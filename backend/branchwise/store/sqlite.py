@@ -479,15 +479,19 @@ class RunStore:
                   _ts(r.created_at)) for r in records])
 
     def scrub_run(self, run_id: str, scrub: Callable[[str], str]) -> int:
-        """Pass the run's stored thoughts and model replies through `scrub` again, for the secrets the run learnt after
-        they were written (a password the model wrote down a step before it typed it); returns how many rows changed."""
+        """Pass the run's stored actions, thoughts, answers and model replies through `scrub` again, for the secrets the
+        run learnt after they were written (a password the model wrote down a step before it typed it, or a stop's
+        answer proposed before a sibling candidate typed one); returns how many rows changed."""
         with self._lock, self._transaction():
             nodes = []
-            for row in self._conn.execute("SELECT node_id, thought FROM nodes WHERE run_id = ?", (run_id,)):
-                thought = scrub(row["thought"])
-                if thought != row["thought"]:
-                    nodes.append((thought, run_id, row["node_id"]))
-            self._conn.executemany("UPDATE nodes SET thought = ? WHERE run_id = ? AND node_id = ?", nodes)
+            for row in self._conn.execute("SELECT node_id, action_text, thought, answer FROM nodes WHERE run_id = ?",
+                                          (run_id,)):
+                stored = (row["action_text"], row["thought"], row["answer"])
+                texts = tuple(scrub(text) if text else text for text in stored)
+                if texts != stored:
+                    nodes.append((*texts, run_id, row["node_id"]))
+            self._conn.executemany("UPDATE nodes SET action_text = ?, thought = ?, answer = ? "
+                                   "WHERE run_id = ? AND node_id = ?", nodes)
             calls = []
             for row in self._conn.execute("SELECT id, replies FROM model_calls WHERE run_id = ?", (run_id,)):
                 replies = json.loads(row["replies"])

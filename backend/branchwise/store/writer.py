@@ -77,10 +77,10 @@ class RunWriter:
                      usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = (),
                      scrub: Callable[[str], str] | None = None) -> None:
         """The run's final usage per model role, the model calls not yet stored and, with `scrub`, the run's stored
-        thoughts and replies scrubbed again (of the secrets the run knows as it ends); then its outcome, last, so that
-        a run on record as ended (an interrupted one may be resumed at once by another backend) is complete. Calls
-        that cannot be written do not keep the outcome from its record. Tried even after the record was lost (the
-        store may be back); a failure is only logged."""
+        thoughts, answers and replies scrubbed again (of the secrets the run knows as it ends); then its outcome (its
+        answer scrubbed too), last, so that a run on record as ended (an interrupted one may be resumed at once by
+        another backend) is complete. Calls that cannot be written do not keep the outcome from its record. Tried even
+        after the record was lost (the store may be back); a failure is only logged."""
         self.lost = None
         try:
             for record in usage:
@@ -94,6 +94,6 @@ class RunWriter:
                         "learnt late: %s", self.run_id, exc)
             self.lost = None
         try:
-            await self.write(RunStore.finish_run, self.run_id, status, answer, reason)
+            await self.write(RunStore.finish_run, self.run_id, status, scrub(answer) if scrub else answer, reason)
         except RecordLost as exc:
             log.error("run %s ended %s, but its end could not be recorded: %s", self.run_id, status, exc)
