@@ -90,7 +90,7 @@ def test_runs_with_different_models_are_separate_columns_and_labelled_with_the_m
     assert all(s.scripted for s in report.strategies)
     assert report.scores[1] == {"greedy · simulated:0.1": 1.0, "greedy · simulated:0.5": 0.0}
     assert "greedy · simulated:0.5" in render_html(report)
-    table = render_markdown(report).splitlines()
+    table = render_markdown(report).split("\n\n")[0].splitlines()
     assert len(table) == 4
     assert table[2].startswith("| greedy · simulated:0.1 | simulated:0.1 (simulated/scripted) | 2 | 100.0% [")
     assert "| 50.0% [" in table[3]

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
 from ..store import RunNotFound, RunStore, default_store_path
+from .endings import ENDING_NOTES, ENDINGS, Ending, count_endings
 from .run import RESULTS_FILE, ResultKey, TaskResult, model_seconds, model_wait_s, read_results
 
 Z95 = 1.96
@@ -102,6 +103,8 @@ class StrategyReport(BaseModel):
     costs: Costs
     # Tasks that could not be set up or evaluated (TaskResult.eval_error): out of the rates, counted here.
     not_evaluated: int = 0
+    # How many of its runs ended each way (endings.py).
+    endings: dict[Ending, int] = {}
 
 
 class Report(BaseModel):
@@ -222,7 +225,7 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
             approvals=sorted({r.approvals for r in group}), sr=_rate(group),
             sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
             by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
-            costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group))
+            costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group), endings=count_endings(group))
         for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
@@ -339,7 +342,7 @@ def render_html(report: Report) -> str:
         "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th><th>not evaluated</th></tr>{rows}</table>"
         f"{_not_evaluated_html(report)}"
-        f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
+        f"{_endings_html(report)}<h2>Success against cost</h2>{_sr_vs_cost(report)}"
         f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_time_html(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
@@ -378,6 +381,25 @@ def _time_html(report: Report) -> str:
     head = "".join(f"<th>{e(h)}</th>" for h in _TIME_HEAD)
     body = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
     return (f"<h2>Where the time goes</h2><p>{_TIME_NOTE}</p><table><tr>{head}</tr>{body}</table>")
+
+
+def _ending_rows(report: Report) -> list[tuple[str, ...]]:
+    """One row per way a run can end that some run did, with how many of each strategy's runs ended so."""
+    kinds = [kind for kind in ENDINGS if any(kind in s.endings for s in report.strategies)]
+    return [(kind, ENDING_NOTES[kind], *(str(s.endings.get(kind, 0)) for s in report.strategies)) for kind in kinds]
+
+
+def _endings_html(report: Report) -> str:
+    rows = _ending_rows(report)
+    if not rows:
+        return ""
+    e = html.escape
+    head = "".join(f"<th>{e(s.label)}</th>" for s in report.strategies)
+    body = "".join(f"<tr><td title='{e(note)}'>{e(kind)}</td>" + "".join(f"<td>{n}</td>" for n in counts) + "</tr>"
+                   for kind, note, *counts in rows)
+    notes = "".join(f"<li><strong>{e(kind)}</strong>: {e(note)}</li>" for kind, note, *_ in rows)
+    return (f"<h2>How the runs ended</h2><table><tr><th></th>{head}</tr>{body}</table>"
+            f"<ul class='hint'>{notes}</ul>")
 
 
 def _not_evaluated_lines(report: Report) -> list[str]:
@@ -434,6 +456,13 @@ def render_markdown(report: Report) -> str:
     if report.not_evaluated:
         lines += ["", "Not evaluated, so left out of the rates (the task could not be set up or judged):", "",
                   *(f"- {line}" for line in _not_evaluated_lines(report))]
+    endings = _ending_rows(report)
+    if endings:
+        labels = [s.label for s in report.strategies]
+        lines += ["", "How the runs ended:", "", "| ending | " + " | ".join(labels) + " |",
+                  "|---|" + "--:|" * len(labels), *(f"| {kind} | " + " | ".join(counts) + " |"
+                                                     for kind, _, *counts in endings),
+                  "", *(f"- *{kind}*: {note}" for kind, note, *_ in endings)]
     timed = _time_rows(report)
     if timed:
         lines += ["", f"Where the time goes. {_TIME_NOTE}", "",
