@@ -1,5 +1,6 @@
-// The side panel: connection status, a task box that starts a run on the current tab, each run's steps, log and search
-// tree live, and the confirmation card when the backend asks before a flagged action.
+// The side panel: connection status, a task box that starts a run on the current tab, the tabs handed over (each can be
+// taken back), each run's steps, log and search tree live, and the confirmation card when the backend asks before a
+// flagged action.
 import { cardPause, countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
 import { STORAGE } from "./lib/constants.js";
 import { el, renderTree } from "./lib/treeview.js";
@@ -15,12 +16,16 @@ const confirmsEl = document.getElementById("confirms");
 const learntEl = document.getElementById("learnt");
 const learntSiteEl = document.getElementById("learnt-site");
 const demosEl = document.getElementById("demos");
+const handedEl = document.getElementById("handed");
+const handedHintEl = document.getElementById("handed-hint");
+const handedTabsEl = document.getElementById("handed-tabs");
 
 const LABELS = { connected: "Connected to the backend", connecting: "Connecting…", disconnected: "Not connected",
   refused: "Refused by the backend", unpaired: "Not paired" };
 let connected = false;
 let activeRunId = null;
 let shownRuns = [];
+let handedTabs = [];
 
 function showStatus(connection) {
   connected = connection.state === "connected";
@@ -48,6 +53,40 @@ async function showDemos() {
   demosEl.replaceChildren(...reply.demos.map((demo) => el("li", { class: "demo", "data-demo-id": demo.demo_id },
     el("span", { class: "instruction" }, demo.instruction),
     el("span", { class: "hint" }, ` ${demo.steps} steps, score ${demo.score}/5`))));
+}
+
+// The tabs handed over, each with Take back. While a run goes on the button waits for Stop: the run may be using any
+// of them, and a tab taken from under it would end it with a browser error instead of the user's stop.
+function renderHanded() {
+  handedEl.hidden = !handedTabs.length;
+  handedHintEl.textContent = activeRunId
+    ? "A run is going on: stop it to take a tab back."
+    : "Branchwise may read and drive these tabs until you take them back.";
+  handedTabsEl.replaceChildren(...handedTabs.map((tab) => {
+    const button = el("button", { type: "button", class: "secondary take-back" }, "Take back");
+    button.disabled = Boolean(activeRunId);
+    const problem = el("span", { class: "error", role: "alert" });
+    button.addEventListener("click", () => takeBack(tab.tab_id, button, problem));
+    return el("li", { "data-tab-id": String(tab.tab_id) },
+      el("span", { class: "tab-title", title: tab.url }, tab.title || tab.url), button, problem);
+  }));
+}
+
+async function showHanded() {
+  const reply = await chrome.runtime.sendMessage({ kind: "list_tabs" }).catch(() => null);
+  if (!reply || reply.error) return;
+  handedTabs = reply.tabs;
+  renderHanded();
+}
+
+// The list is drawn again when the tab's record changes (the storage listener below).
+async function takeBack(tabId, button, problem) {
+  button.disabled = true;
+  const reply = await chrome.runtime.sendMessage({ kind: "take_back", tabId }).catch((error) => ({ error: error.message }));
+  if (reply?.error) {
+    problem.textContent = reply.error;
+    button.disabled = Boolean(activeRunId);
+  }
 }
 
 function renderRun(run) {
@@ -100,6 +139,7 @@ function showRuns(runs = []) {
   runsEl.replaceChildren(...runs.map(renderRun));
   stopEl.disabled = !activeRunId;
   startEl.disabled = !connected || Boolean(activeRunId);
+  renderHanded();
 }
 
 // The oldest waiting confirmation is shown; the others follow once it is answered.
@@ -193,6 +233,7 @@ chrome.storage.onChanged.addListener((changes, area) => {
   if (changes[STORAGE.connection]) showStatus(changes[STORAGE.connection].newValue);
   if (changes[STORAGE.runs]) showRuns(changes[STORAGE.runs].newValue);
   if (changes[STORAGE.confirms]) showConfirms(changes[STORAGE.confirms].newValue);
+  if (changes[STORAGE.tabState]) showHanded();
 });
 
 async function init() {
@@ -202,9 +243,16 @@ async function init() {
   showConfirms(waiting);
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
   if (reply?.connection) showStatus(reply.connection);
+  if (reply?.tabs) {
+    handedTabs = reply.tabs;
+    renderHanded();
+  }
 }
 
 chrome.tabs.onActivated.addListener(() => showDemos());
-chrome.tabs.onUpdated.addListener((_, change) => { if (change.url) showDemos(); });
+chrome.tabs.onUpdated.addListener((_, change) => {
+  if (change.url) showDemos();
+  if (change.title) showHanded();
+});
 
 init();

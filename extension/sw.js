@@ -15,7 +15,7 @@ import { demoOrigin, loadSiteLists, requireSiteAllowed, siteRefusal } from "./li
 import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff } from "./lib/status.js";
 import {
   activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOverFor, isForbiddenUrl, listHanded, openTab,
-  requireHanded,
+  requireHanded, takeBack,
 } from "./lib/tabs.js";
 import { currentDialog, onCdpEvent } from "./lib/cdp.js";
 import { dropGuard, guardIfOpenedByGuarded } from "./lib/guard.js";
@@ -165,6 +165,11 @@ async function handlePanelMessage(request) {
         () => connection.request({ type: "start_run", id: newId(), task: request.task, tab_id: tab.id }));
       return { run_id: reply.run_id };
     }
+    case "list_tabs":
+      return { tabs: await listHanded() };
+    case "take_back":
+      await takeBack(request.tabId);
+      return { ok: true };
     case "stop_run":
       connection.send({ type: "stop_run", id: newId(), run_id: request.runId });
       return { ok: true };
