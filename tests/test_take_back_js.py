@@ -21,7 +21,8 @@ RUNNER = CHROME_STUB + """
     hold: { sessionId: undefined, requestId: "req-1", method: "POST", url: "http://shop.test/buy" } });
   const setUp = calls.length;
   const refused = await tabs.takeBack(6).then(() => "", (error) => error.message);
-  const touchedOnRefusal = calls.slice(setUp).map(([path]) => path).filter((path) => !path.startsWith("chrome.storage"));
+  const touchedOnRefusal = calls.slice(setUp).map(([path]) => path)
+    .filter((path) => !path.startsWith("chrome.storage"));
   const callsBefore = calls.length;
   await tabs.takeBack(5);
   const names = calls.slice(callsBefore).map(([path, args]) =>
