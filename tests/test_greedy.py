@@ -420,7 +420,8 @@ def test_build_agent_hands_the_store_to_greedy(store: RunStore) -> None:
     async def main() -> None:
         async with LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as client:
             model = ModelSetup(client=client, scripted=False, description="m")
-            gate = NetworkGate(SimpleNamespace(on_event=lambda listener: lambda: None))
+            unheard = SimpleNamespace(on_event=lambda listener: lambda: None, on_link=lambda listener: lambda: None)
+            gate = NetworkGate(unheard)
             options = RunOptions(max_steps=5)
             agent = build_agent(model, None, options, store, DenyApprover(), gate)  # type: ignore[arg-type]
             assert isinstance(agent, SearchAgent) and agent.store is store and agent.config.max_steps == 5

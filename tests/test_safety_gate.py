@@ -4,7 +4,8 @@ the browser exactly once and into the audit log, and each action learns what it 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,15 +27,23 @@ class FakeBrowser:
 
     def __init__(self) -> None:
         self.listeners: list[Callable[[BrowserEvent], None]] = []
+        self.link_listeners: list[Callable[[], Awaitable[None]]] = []
         self.gated: list[tuple[int, bool]] = []
         self.released: list[tuple[str, bool]] = []
         self.refuse_release = False
+        self.closed_tabs: set[int] = set()
 
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
         self.listeners.append(listener)
         return lambda: self.listeners.remove(listener)
 
+    def on_link(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        self.link_listeners.append(listener)
+        return lambda: self.link_listeners.remove(listener)
+
     async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
+        if tab_id in self.closed_tabs:
+            raise ExtensionError("tab_closed", f"tab {tab_id} was closed")
         self.gated.append((tab_id, on))
 
     async def release_request(self, hold_id: str, allow: bool) -> None:
@@ -357,6 +366,25 @@ def test_a_hold_no_run_claims_while_runs_are_active_is_failed_and_no_gate_is_lif
     assert browser.released == [("h7", False)]
 
 
+def test_when_the_extension_connects_again_every_tab_of_a_live_run_is_gated_again(harness: Harness) -> None:
+    """A backend that connected in between may have lifted the gate: it is put back. A tab that cannot be gated
+    (closed meanwhile) leaves the run's tabs, so the run's next action there gates it first."""
+    h = harness
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run) as session:
+            await session.adopt(8)
+            h.browser.closed_tabs.add(8)
+            for listener in h.browser.link_listeners:
+                await listener()
+            assert session.tabs == {7} and 8 not in h.gate.tab_sessions
+        for listener in h.browser.link_listeners:
+            await listener()  # no run is live: nothing to gate
+
+    asyncio.run(main())
+    assert h.browser.gated == [(7, True), (8, True), (7, True), (7, False)]
+
+
 def test_without_a_gate_the_run_is_unwatched() -> None:
     env = Env()
 
@@ -429,6 +457,46 @@ def test_through_the_side_panel_a_held_request_is_a_request_card(tmp_path: Path)
         assert rest[-1] == ("gate_tab", None, None, None, False)
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_over_a_real_socket_a_reconnected_extension_is_told_to_gate_the_live_runs_tab_again(tmp_path: Path) -> None:
+    """A Python client playing the extension connects, is told to gate tab 31, drops the connection and connects
+    again: the backend gates tab 31 again on the new connection, and lifts it there when the run ends."""
+    import json
+
+    from branchwise.browser import Browser
+
+    from extension_client import paired_socket, receive_json, running_backend
+
+    async def answer_gate(ws: Any) -> dict[str, Any]:
+        message = await receive_json(ws)
+        assert message["type"] == "gate_tab", message
+        await ws.send(json.dumps({"type": "done", "id": f"d-{message['id']}", "reply_to": message["id"]}))
+        return message
+
+    async def main() -> list[tuple[int, bool]]:
+        async with running_backend(tmp_path) as backend:
+            gate = NetworkGate(Browser(backend.hub))
+            first = await paired_socket(backend)
+            seen: list[tuple[int, bool]] = []
+            async with contextlib.AsyncExitStack() as stack:
+                entering = asyncio.ensure_future(stack.enter_async_context(
+                    gate.active(Env(tab_id=31), GateRun("r9", RunWriter(None, "r9"), ScriptedApprover([])))))
+                message = await answer_gate(first)
+                await entering
+                seen.append((message["tab_id"], message["on"]))
+                await first.close()
+                second = await paired_socket(backend)
+                message = await answer_gate(second)
+                seen.append((message["tab_id"], message["on"]))
+                leaving = asyncio.ensure_future(stack.aclose())
+                message = await answer_gate(second)
+                await leaving
+                seen.append((message["tab_id"], message["on"]))
+                await second.close()
+            return seen
+
+    assert asyncio.run(asyncio.wait_for(main(), 30)) == [(31, True), (31, True), (31, False)]
 
 
 def test_a_greedy_run_works_under_the_gate_and_asks_its_approver(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -184,4 +184,8 @@ class Browser:
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
         """Subscribe to network requests, tab events and dialogs; returns the unsubscribe function."""
         return self.hub.add_event_listener(listener)
+
+    def on_link(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        """Hear each new connection of the extension once it is ready; returns the unsubscribe function."""
+        return self.hub.add_link_listener(listener)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,6 +50,8 @@ class GateBrowser(Protocol):
     """What the gate needs of the browser (browser.Browser)."""
 
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]: ...
+
+    def on_link(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]: ...
 
     async def gate_tab(self, tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None: ...
 
@@ -163,6 +165,7 @@ class NetworkGate:
         # Listening while no run is active too: a hold from a gate a previous backend left on (killed mid-run) is
         # failed at once and the gate lifted, instead of hanging until the extension's hold timeout.
         browser.on_event(self._on_event)
+        browser.on_link(self._gate_again)
         # One question at a time: a terminal cannot ask two at once, and the user answers them in order anyway.
         self._asking = asyncio.Lock()
 
@@ -181,6 +184,24 @@ class NetworkGate:
             env.watch = previous
             self.sessions.remove(session)
             await asyncio.shield(session.close())
+
+    async def _gate_again(self) -> None:
+        """A new connection of the extension: while this backend was away, a gate of a live run may have come off (a
+        backend that connected in between lifts a gate no run of its own claims), so every tab a live run works in is
+        gated again (a gate still on stays as it is). A tab that cannot be gated leaves its run's tabs: the run's next
+        action there gates it first, or does not run."""
+        for session in list(self.sessions):
+            for tab_id in sorted(session.tabs):
+                if session.closed:
+                    break
+                try:
+                    await self.browser.gate_tab(tab_id, True, self.config.hold_timeout_seconds)
+                except BROWSER_FAILURES as exc:
+                    log.warning("network gate: tab %d not gated again after the extension reconnected: %s", tab_id,
+                                exc)
+                    session.tabs.discard(tab_id)
+                    if self.tab_sessions.get(tab_id) is session:
+                        del self.tab_sessions[tab_id]
 
     # Events ----------------------------------------------------------------------------------------------------------
 
