@@ -28,11 +28,25 @@ def result(status: str, score: float, answer: str = "", reason: str = "", *, eva
             "125,418/600,000 tokens); answered with the best answer the search had found (#9, scored 0.70, read on "
             "#4 http://shop/)"), "limit reached"),
     (result("failed", 0.0, "", "stopped: the run's 150 model calls are spent (used 150/150 calls)"), "limit reached"),
+    (result("failed", 0.0, "", "reached the step limit (10) without an answer"), "limit reached"),
+    (result("failed", 0.0, "", "no answer after 8 search rounds"), "limit reached"),
     (result("failed", 0.0, "", "stopped early: 3 invalid actions in a row (last: not run: there is no element "
             "[375] on this page)"), "stuck"),
     (result("failed", 0.0, "", "stopped early: `hover [13]` was proposed 3 times on the same page"), "stuck"),
-    (result("failed", 0.0, "", "search found no state better than where it started"), "nothing better found"),
-    (result("failed", 0.0, "", "the browser: tab 4 was closed"), "failed otherwise"),
+    (result("failed", 0.0, "", "stopped: http://127.0.0.1:40001/cart/add does not load (the browser shows its error "
+            "page: no connection or no such host); stopped early: 3 invalid actions in a row (last: ...)"),
+     "failed otherwise"),
+    (result("failed", 0.0, "", "search found no state better than where it started"), "gave up"),
+    (result("failed", 0.0, "", "search found no state better than where it started; not allowed to run "
+            "`click [4]`"), "gave up"),
+    (result("failed", 0.0, "", "#7 was judged a success, but the model never proposed to stop there"), "gave up"),
+    (result("failed", 0.0, "", "no candidate action is left to try"), "gave up"),
+    (result("finished", 0.0, "N/A", "subtask not complete after 3 refined plans: find the issue: the information was "
+            "not found"), "gave up"),
+    (result("failed", 0.0, "", "the planner gave no new plan after subtask `open the forum` failed"), "gave up"),
+    (result("failed", 0.0, "", "stopped: the working tab was closed; nothing more was done"), "failed otherwise"),
+    (result("failed", 0.0, "", "the model could not be used: The model at http://x/v1 sent nothing for 60s"),
+     "failed otherwise"),
     (result("stopped", 0.0, "", "stopped by the user"), "failed otherwise"),
     (result("failed", 0.0, eval_error="setup: the shop could not start"), "not evaluated"),
 ])
@@ -44,9 +58,9 @@ def test_the_report_counts_each_strategys_endings_in_html_and_markdown() -> None
     results = [result("finished", 1.0, "18"), result("finished", 0.0, "7", strategy="best_first"),
                result("failed", 0.0, reason="search found no state better than where it started",
                       strategy="best_first")]
-    assert count_endings(results[1:]) == {"wrong answer": 1, "nothing better found": 1}
+    assert count_endings(results[1:]) == {"wrong answer": 1, "gave up": 1}
     report = build_report(results, ["x"])
     assert "| ending | best_first | greedy |" in render_markdown(report)
-    assert "| nothing better found | 1 | 0 |" in render_markdown(report)
+    assert "| gave up | 1 | 0 |" in render_markdown(report)
     assert "| solved | 0 | 1 |" in render_markdown(report)
     assert "<h2>How the runs ended</h2>" in render_html(report)

@@ -11,25 +11,33 @@ from typing import Literal
 
 from .run import TaskResult
 
-Ending = Literal["solved", "wrong answer", "limit reached", "stuck", "nothing better found", "no answer",
-                 "failed otherwise", "not evaluated"]
+Ending = Literal["solved", "wrong answer", "no answer", "limit reached", "stuck", "gave up", "failed otherwise",
+                 "not evaluated"]
 
 # In the order the report shows them.
-ENDINGS: tuple[Ending, ...] = ("solved", "wrong answer", "limit reached", "stuck", "nothing better found",
-                               "no answer", "failed otherwise", "not evaluated")
+ENDINGS: tuple[Ending, ...] = ("solved", "wrong answer", "no answer", "limit reached", "stuck", "gave up",
+                               "failed otherwise", "not evaluated")
 
 ENDING_NOTES: dict[Ending, str] = {
     "solved": "judged right",
     "wrong answer": "finished with an answer (or on a page, or a site state) judged wrong",
-    "limit reached": "a limit (time, model calls, tokens) stopped the search; any answer it then gave was wrong",
-    "stuck": "stopped early: invalid actions in a row, or the same action proposed again and again",
-    "nothing better found": "the search found no state better than where it started",
     "no answer": "finished without answering a question that needed one",
-    "failed otherwise": "the browser, the site or the backend stopped the run, or the user did",
+    "limit reached": "a limit (time, model calls, tokens, steps, search rounds, subtasks) stopped the run; any answer "
+                     "it then gave was wrong",
+    "stuck": "stopped early: invalid actions in a row, or the same action proposed again and again",
+    "gave up": "the search ran out of ways on: no state better than the start, no candidate left, the plans spent",
+    "failed otherwise": "the browser, the site, the model server or the backend stopped the run, or the user did",
     "not evaluated": "the task could not be set up or judged (out of the rates)",
 }
 
-_LIMITS = ("time limit", "model calls are spent", "tokens would be exceeded")
+# The reasons' own words (search/*.py, core/budget.py, search/urlcheck.py), matched after the "stopped: " a reason may
+# start with; the tests hold a reason of each kind as the runs write it.
+_LIMITS = ("time limit", "model calls are spent", "tokens would be exceeded", "reached the step limit",
+           "no answer after ")
+_GAVE_UP = ("search found no state better", " was judged a success, but the model never proposed",
+            "no candidate action is left", "subtask not complete after", "the planner gave no new plan")
+# A page that did not load: the site, not the model (greedy says so before the invalid actions it led to).
+_SITE = ("does not load", "answers HTTP ")
 
 
 def ending(result: TaskResult) -> Ending:
@@ -37,13 +45,18 @@ def ending(result: TaskResult) -> Ending:
         return "not evaluated"
     if result.score >= 1:
         return "solved"
-    reason = result.reason
-    if reason.startswith("stopped: ") and any(limit in reason for limit in _LIMITS):
-        return "limit reached"
+    # The actions a run was not allowed to run are named after its reason (SearchContext.failed).
+    reason = result.reason.split("; not allowed to run ")[0].removeprefix("stopped: ")
+    if reason.startswith("stopped early: "):
+        return "stuck"
+    if any(site in reason.split("; ")[0] for site in _SITE):
+        return "failed otherwise"
     if "stopped early: " in reason:
         return "stuck"
-    if reason.startswith("search found no state better"):
-        return "nothing better found"
+    if any(limit in reason for limit in _LIMITS):
+        return "limit reached"
+    if any(words in reason for words in _GAVE_UP):
+        return "gave up"
     if result.status == "finished":
         # A question answered wrong, or a navigation or change task ended on the wrong page or state.
         needs_answer = "string_match" in result.eval_types
