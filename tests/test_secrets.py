@@ -16,6 +16,7 @@ from pydantic import SecretStr
 from branchwise.actions import SECRET_MASK, Click, Stop, Type
 from branchwise.agent.env import BrowserEnv
 from branchwise.agent.records import RunResult, StepRecord
+from branchwise.core.classes import ActionClass, Classification
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.observation import PageView, process
 from branchwise.protocol import ActResult, BrowserCmd, ElementRef, Observation, TypeCmd
@@ -374,7 +375,7 @@ def test_a_node_written_again_after_the_run_learns_a_secret_is_scrubbed_of_it(fo
         assert store.load_run("r4").nodes[0].thought == f"The note says the password is {SECRET_MASK}."
 
 
-def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of_it(form: PageView,
+def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of_it_everywhere(form: PageView,
                                                                                     tmp_path: Path) -> None:
     password = element(form, "textbox", "Password")
     keeper = SecretKeeper()
@@ -383,7 +384,9 @@ def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of
 
     async def main(store: RunStore) -> None:
         trace = SearchTrace("r5", "best_first", Collected(), store, secrets=keeper)
-        await trace.node(stop)  # a candidate stop, stored while the password was not yet known to be one
+        # A candidate stop, classified and stored while the password was not yet known to be one.
+        await trace.classified(0, stop.action_text, Classification(ActionClass.TERMINATING, ("it ends the run",)))
+        await trace.node(stop)
         keeper.seal(Type(element_id=password, text=PASSWORD, press_enter=True), "", form)  # a sibling types it
         await trace.writer.finish("finished", said, scrub=keeper.scrub)
 
@@ -393,4 +396,5 @@ def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of
         asyncio.run(main(store))
         run = store.load_run("r5")
     assert run.nodes[0].answer == run.run.answer == f"The password is {SECRET_MASK}"
+    assert run.classifications[0].action_text == run.nodes[0].action_text == f"stop [The password is {SECRET_MASK}]"
     assert PASSWORD not in dump_store(store_path)

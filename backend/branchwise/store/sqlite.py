@@ -478,11 +478,21 @@ class RunStore:
                 [(r.run_id, r.role, r.asked, r.seconds, r.usage.model_dump_json(), json.dumps(r.replies),
                   _ts(r.created_at)) for r in records])
 
-    def scrub_run(self, run_id: str, scrub: Callable[[str], str]) -> int:
+    def scrub_run(self, run_id: str, scrub: Callable[[str], str], *, ended: bool = False) -> int:
         """Pass the run's stored actions, thoughts, answers and model replies through `scrub` again, for the secrets the
         run learnt after they were written (a password the model wrote down a step before it typed it, or a stop's
-        answer proposed before a sibling candidate typed one); returns how many rows changed."""
+        answer proposed before a sibling candidate typed one); returns how many rows changed. Once the run has
+        `ended`, the actions its classifications and audit log name too (while it goes on, a decision finds its
+        verdict, and a resume the action in flight, by that text)."""
         with self._lock, self._transaction():
+            changed = 0
+            if ended:
+                for table in ("classifications", "audit"):
+                    rows = [(scrub(r["action_text"]), r["id"]) for r in self._conn.execute(
+                        f"SELECT id, action_text FROM {table} WHERE run_id = ?", (run_id,))
+                        if r["action_text"] and scrub(r["action_text"]) != r["action_text"]]
+                    self._conn.executemany(f"UPDATE {table} SET action_text = ? WHERE id = ?", rows)
+                    changed += len(rows)
             nodes = []
             for row in self._conn.execute("SELECT node_id, action_text, thought, answer FROM nodes WHERE run_id = ?",
                                           (run_id,)):
@@ -499,7 +509,7 @@ class RunStore:
                 if scrubbed != replies:
                     calls.append((json.dumps(scrubbed), row["id"]))
             self._conn.executemany("UPDATE model_calls SET replies = ? WHERE id = ?", calls)
-        return len(nodes) + len(calls)
+        return changed + len(nodes) + len(calls)
 
     def model_calls(self, run_id_or_prefix: str) -> list[ModelCallRecord]:
         """A run's model calls in the order they were answered (kept apart from load_run: they are long)."""
