@@ -115,6 +115,10 @@ def test_a_tab_taken_back_from_the_panel_is_the_users_again(stack: Stack, server
         wait_for(lambda: not driver.find_element(By.CSS_SELECTOR, "button.take-back").is_enabled(),
                  what="disabled")
         assert "stop it to take a tab back" in driver.find_element(By.ID, "handed-hint").text
+        # The worker holds to it as well, whoever asks.
+        refused = driver.execute_async_script(
+            "chrome.runtime.sendMessage({kind: 'take_back', tabId: arguments[0]}).then(arguments[1]);", tab.tab_id)
+        assert refused == {"error": "A run is going on: stop it before taking a tab back."}
         set_panel_runs(driver, [])
         wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "button.take-back").is_enabled(), what="enabled again")
 

@@ -19,6 +19,7 @@ const demosEl = document.getElementById("demos");
 const handedEl = document.getElementById("handed");
 const handedHintEl = document.getElementById("handed-hint");
 const handedTabsEl = document.getElementById("handed-tabs");
+const handedProblemEl = document.getElementById("handed-problem");
 
 const LABELS = { connected: "Connected to the backend", connecting: "Connecting…", disconnected: "Not connected",
   refused: "Refused by the backend", unpaired: "Not paired" };
@@ -58,17 +59,16 @@ async function showDemos() {
 // The tabs handed over, each with Take back. While a run goes on the button waits for Stop: the run may be using any
 // of them, and a tab taken from under it would end it with a browser error instead of the user's stop.
 function renderHanded() {
-  handedEl.hidden = !handedTabs.length;
+  handedEl.hidden = !handedTabs.length && !handedProblemEl.textContent;
   handedHintEl.textContent = activeRunId
     ? "A run is going on: stop it to take a tab back."
     : "Branchwise may read and drive these tabs until you take them back.";
   handedTabsEl.replaceChildren(...handedTabs.map((tab) => {
     const button = el("button", { type: "button", class: "secondary take-back" }, "Take back");
     button.disabled = Boolean(activeRunId);
-    const problem = el("span", { class: "error", role: "alert" });
-    button.addEventListener("click", () => takeBack(tab.tab_id, button, problem));
+    button.addEventListener("click", () => takeBack(tab.tab_id, button));
     return el("li", { "data-tab-id": String(tab.tab_id) },
-      el("span", { class: "tab-title", title: tab.url }, tab.title || tab.url), button, problem);
+      el("span", { class: "tab-title", title: tab.url }, tab.title || tab.url), button);
   }));
 }
 
@@ -79,13 +79,16 @@ async function showHanded() {
   renderHanded();
 }
 
-// The list is drawn again when the tab's record changes (the storage listener below).
-async function takeBack(tabId, button, problem) {
+// The list is drawn again when the tab's record changes (the storage listener below); a problem is said beside it, as
+// the tab may have left the list.
+async function takeBack(tabId, button) {
   button.disabled = true;
+  handedProblemEl.textContent = "";
   const reply = await chrome.runtime.sendMessage({ kind: "take_back", tabId }).catch((error) => ({ error: error.message }));
   if (reply?.error) {
-    problem.textContent = reply.error;
+    handedProblemEl.textContent = `Tab not taken back: ${reply.error}`;
     button.disabled = Boolean(activeRunId);
+    renderHanded();
   }
 }
 

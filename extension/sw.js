@@ -12,7 +12,7 @@ import { trackChannels } from "./lib/channels.js";
 import { STORAGE } from "./lib/constants.js";
 import { CommandError, newId } from "./lib/protocol.js";
 import { demoOrigin, loadSiteLists, requireSiteAllowed, siteRefusal } from "./lib/sites.js";
-import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff } from "./lib/status.js";
+import { applyRunUpdate, applyTreeUpdate, getConnectionStatus, markRunsCutOff, runGoingOn } from "./lib/status.js";
 import {
   activateTab, adoptIfOpenedByHanded, closeTab, forgetClosed, guardTab, handOverFor, isForbiddenUrl, listHanded, openTab,
   requireHanded, takeBack,
@@ -168,6 +168,7 @@ async function handlePanelMessage(request) {
     case "list_tabs":
       return { tabs: await listHanded() };
     case "take_back":
+      if (await runGoingOn()) return { error: "A run is going on: stop it before taking a tab back." };
       await takeBack(request.tabId);
       return { ok: true };
     case "stop_run":

@@ -178,6 +178,12 @@ export async function dropGate(tabId) {
   await loadGate();
   await update(tabId, { type: "gate", on: false });
   await forgetHoldsOf(tabId);
+  await dropGateRules(tabId);
+}
+
+// The tab's own block rules (a tab a gated tab's page opened, until its gate is on; new sockets refused while an act
+// runs): they name the tab and outlive a worker that stopped mid-act, so they go when the tab does or is taken back.
+export async function dropGateRules(tabId) {
   await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: [openedRuleId(tabId), channelRuleId(tabId)] })
     .catch(() => {});
 }

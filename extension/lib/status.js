@@ -48,6 +48,12 @@ function goOn(run) {
   if (run.status === "started" || (run.status === "interrupted" && !run.resumable)) run.status = "running";
 }
 
+// Whether the panel shows a run going on (the side panel's Take back waits for it to end).
+export async function runGoingOn() {
+  await updateChain;
+  return (await loadRuns()).some((run) => run.status === "running" || run.status === "started");
+}
+
 async function loadRuns() {
   const { [STORAGE.runs]: runs = [] } = await chrome.storage.session.get(STORAGE.runs);
   return runs;

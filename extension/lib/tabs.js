@@ -3,7 +3,7 @@
 import { CommandError } from "./protocol.js";
 import { detach, forgetTab } from "./cdp.js";
 import { STORAGE } from "./constants.js";
-import { setGate } from "./gate.js";
+import { dropGateRules, setGate } from "./gate.js";
 import { dropGuard, isGuarded, setGuard } from "./guard.js";
 import { isHanded, loadTabState, update } from "./tabstate.js";
 
@@ -52,15 +52,25 @@ export async function release(tabId) {
 }
 
 // The user takes the tab back (the panel's "Take back"): no command reads or drives it any more, and Branchwise lets go
-// of all it held there: its gate (a held request fails, as when the gate comes off at a run's end), its guard's rules,
-// the debugger (Chrome's "is debugging this browser" bar goes) and the tab group.
+// of all it held there: its gate (a held request fails, as when the gate comes off at a run's end) and block rules, its
+// guard's rules, the debugger (Chrome's "is debugging this browser" bar goes) and the tab group. The gate comes off
+// before the debugger goes, or not at all: a request still held when the debugger detaches goes out (docs/platform.md).
 export async function takeBack(tabId) {
   await requireMember(tabId);
   await letGo(tabId);
-  await setGate(tabId, false);
-  await setGuard(tabId, false, { debuggee: false });
-  await detach(tabId);
-  await chrome.tabs.ungroup(tabId).catch(() => {});
+  try {
+    await setGate(tabId, false);
+  } catch (error) {
+    await update(tabId, { type: "hand_over" }).catch(() => {}); // still the run's to let go of: Take back stays offered
+    throw error;
+  }
+  try {
+    await dropGateRules(tabId);
+    await setGuard(tabId, false, { debuggee: false });
+  } finally {
+    await detach(tabId);
+    await chrome.tabs.ungroup(tabId).catch(() => {});
+  }
 }
 
 // Hands the tab over for a run that `start` asks the backend for (the backend reads the tab as soon as it accepts),

@@ -80,8 +80,8 @@ def resume_point(stored: StoredRun, task: str | None = None) -> ResumePoint:
 def require_open_tab(point: ResumePoint, open_tabs: set[int]) -> None:
     """Unresumable unless the tab the run worked in is among `open_tabs`."""
     if point.tab_id not in open_tabs:
-        raise Unresumable(f"the tab it worked in is closed: there is nothing to resume run {point.stored.run.run_id} "
-                          "in; start the task again")
+        raise Unresumable(f"the tab it worked in is closed or was taken back: there is nothing to resume run "
+                          f"{point.stored.run.run_id} in; start the task again")
 
 
 def recorded_path(stored: StoredRun, node_id: int) -> list[NodeRecord]:
