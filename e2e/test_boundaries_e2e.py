@@ -218,6 +218,27 @@ def test_going_back_to_a_blocked_site_is_refused_as_opening_it_is(stack: Stack, 
     stack.call(browser.close_tab(tab.tab_id))
 
 
+def test_going_back_to_a_page_that_is_not_http_is_refused(stack: Stack, site: RecordingServer) -> None:
+    """The tab's history holds a `data:` page the user opened in it: going back there is opening it, and Branchwise
+    opens only http(s) pages."""
+    browser = stack.session.browser
+    start = f"{site.base_url}/start?who=history"
+    tab = stack.call(browser.open_tab(start))
+    driver = stack.driver
+    for handle in driver.window_handles:
+        driver.switch_to.window(handle)
+        if driver.current_url == start:
+            break
+    driver.get("data:text/html,<title>Local note</title><p>written here")
+    driver.get(f"{site.base_url}/start?who=after")
+    env = BrowserEnv(browser, tab.tab_id)
+    back = stack.call(env.execute(GoBack()))
+    assert not back.ok and "cannot go to data:text/html" in back.error
+    assert "only http(s) addresses are allowed" in back.error
+    assert driver.current_url == f"{site.base_url}/start?who=after", "the tab stayed where it was"
+    stack.call(browser.close_tab(tab.tab_id))
+
+
 PARITY = [  # (allow, block, url)
     ([], ["shop.example"], "https://shop.example/cart"),
     ([], ["shop.example"], "https://www.shop.example/"),
