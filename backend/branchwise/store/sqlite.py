@@ -478,7 +478,7 @@ class RunStore:
                 [(r.run_id, r.role, r.asked, r.seconds, r.usage.model_dump_json(), json.dumps(r.replies),
                   _ts(r.created_at)) for r in records])
 
-    def scrub_run(self, run_id: str, scrub: Callable[[str], str], *, ended: bool = False) -> int:
+    def scrub_run(self, run_id: str, scrub: Callable[[str], str], ended: bool = False) -> int:
         """Pass the run's stored actions, thoughts, answers and model replies through `scrub` again, for the secrets the
         run learnt after they were written (a password the model wrote down a step before it typed it, or a stop's
         answer proposed before a sibling candidate typed one); returns how many rows changed. Once the run has

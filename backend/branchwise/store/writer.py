@@ -10,7 +10,6 @@ agents need not check.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Callable, Sequence
 
@@ -89,7 +88,7 @@ class RunWriter:
             if calls:
                 await self.write(RunStore.add_model_calls, list(calls))
             if scrub is not None:
-                await self.write(functools.partial(RunStore.scrub_run, ended=True), self.run_id, scrub)
+                await self.write(RunStore.scrub_run, self.run_id, scrub, True)  # ended: its audit log too
         except RecordLost as exc:
             log.warning("run %s: its usage or model calls could not be kept, or its record scrubbed of secrets "
                         "learnt late: %s", self.run_id, exc)
