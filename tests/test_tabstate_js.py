@@ -63,6 +63,9 @@ const scenarios = {
       },
       input_untouched: view(handed).gate === null && allowed.allowance.entries[0].used === false,
       gate_timeout: step(gated, { type: "gate", on: true, holdTimeoutMs: 9000 }).gate,
+      gate_opened_by: step(gated, { type: "gate", on: true, holdTimeoutMs: 5000, openedBy: 4 }).gate,
+      gate_by_backend: step(step(gated, { type: "gate", on: true, holdTimeoutMs: 5000, openedBy: 4 }),
+        { type: "gate", on: true, holdTimeoutMs: 5000 }).gate,
       gate_off: view(step(held, { type: "gate", on: false })),
       unhold: [...step(held, { type: "unhold", holdId: "h1" }).holds.keys()],
       dropped: [...step(held, { type: "drop_holds" }).holds.keys()],
@@ -152,6 +155,9 @@ def test_the_transition_function_is_pure_and_says_when_nothing_changes() -> None
 def test_gate_and_holds() -> None:
     result = run("pure")
     assert result["gate_timeout"] == {"holdTimeoutMs": 9000}
+    # A tab gated because a gated tab's page opened it names that tab, until the backend gates it itself.
+    assert result["gate_opened_by"] == {"holdTimeoutMs": 5000, "openedBy": 4}
+    assert result["gate_by_backend"] == {"holdTimeoutMs": 5000}
     # Turning the gate off leaves the holds: the gate fails them one by one (each exactly once).
     assert result["gate_off"]["gate"] is None
     assert [hold_id for hold_id, _ in result["gate_off"]["holds"]] == ["h1", "h2"]

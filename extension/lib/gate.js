@@ -142,18 +142,18 @@ async function forgetHoldsOf(tabId) {
 // gated and Fetch disabled, nothing intercepted.
 const gateChanges = new Map();
 
-export function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS) {
+export function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS, openedBy = null) {
   const next = (gateChanges.get(tabId) || Promise.resolve()).catch(() => {})
-    .then(() => changeGate(tabId, on, holdTimeoutMs));
+    .then(() => changeGate(tabId, on, holdTimeoutMs, openedBy));
   gateChanges.set(tabId, next);
   next.catch(() => {}).finally(() => { if (gateChanges.get(tabId) === next) gateChanges.delete(tabId); });
   return next;
 }
 
-async function changeGate(tabId, on, holdTimeoutMs) {
+async function changeGate(tabId, on, holdTimeoutMs, openedBy) {
   await loadGate();
   if (on) {
-    await update(tabId, { type: "gate", on: true, holdTimeoutMs });
+    await update(tabId, { type: "gate", on: true, holdTimeoutMs, openedBy });
     try {
       await enableEverywhere(tabId);
       await syncServiceWorkerBypass(tabId);
@@ -296,10 +296,13 @@ async function paused(tabId, params, sessionId) {
     timeoutMs));
   await update(tabId, { type: "hold", holdId, hold: { sessionId, requestId, method, url: request.url } });
   const initiator = header(request.headers, "referer") || header(request.headers, "origin");
+  // A tab a gated tab's page opened is the opener's run's: said with the hold, which can reach the backend before the
+  // tab's `tab_event`.
+  const opener = gateOf(tabId)?.openedBy ?? null;
   const told = emit({
     type: "request_held", id: newId(), tab_id: tabId, hold_id: holdId, method, url: request.url,
     resource_type: params.resourceType || "", body_bytes: bodyBytes(request),
-    ...(initiator ? { initiator_url: initiator } : {}),
+    ...(initiator ? { initiator_url: initiator } : {}), ...(opener !== null ? { opener_tab_id: opener } : {}),
   });
   if (!told) await fail(holdId, "the backend is not connected, so nobody can approve it");
 }
@@ -323,7 +326,7 @@ export async function gateIfOpenedByGated(sourceTabId, tabId) {
   const sourceGate = gateOf(sourceTabId);
   if (!sourceGate) return;
   try {
-    await setGate(tabId, true, sourceGate.holdTimeoutMs);
+    await setGate(tabId, true, sourceGate.holdTimeoutMs, sourceTabId);
   } catch (error) {
     console.warn(`tab ${tabId}, opened by gated tab ${sourceTabId}, not gated (its block rule stays):`, error.message);
     return;

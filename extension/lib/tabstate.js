@@ -52,11 +52,15 @@ export function transition(record, event) {
       return patch(record, { handed: false });
     case "guard":
       return patch(record, { guarded: Boolean(event.on) });
-    case "gate":
+    case "gate": {
       if (!event.on) return patch(record, { gate: null });
-      return record.gate?.holdTimeoutMs === event.holdTimeoutMs
+      // `openedBy`: the gated tab whose page opened this one (gate.js gateIfOpenedByGated); a gate the backend asked
+      // for itself names none.
+      const openedBy = event.openedBy ?? null;
+      return record.gate?.holdTimeoutMs === event.holdTimeoutMs && (record.gate?.openedBy ?? null) === openedBy
         ? record
-        : { ...record, gate: { holdTimeoutMs: event.holdTimeoutMs } };
+        : { ...record, gate: { holdTimeoutMs: event.holdTimeoutMs, ...(openedBy === null ? {} : { openedBy }) } };
+    }
     case "hold":
       return { ...record, holds: new Map(record.holds).set(event.holdId, event.hold) };
     case "unhold":

@@ -106,9 +106,15 @@ class GateSession:
     async def adopt(self, tab_id: int) -> None:
         if tab_id in self.tabs or self.closed:
             return
-        await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
-        self.tabs.add(tab_id)
+        # Claimed before the extension is asked: the tab's first hold can arrive before the answer.
         self.gate.tab_sessions[tab_id] = self
+        try:
+            await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
+        except BaseException:
+            if self.gate.tab_sessions.get(tab_id) is self:
+                del self.gate.tab_sessions[tab_id]
+            raise
+        self.tabs.add(tab_id)
 
     @contextlib.asynccontextmanager
     async def acting(self, env: WatchedEnv, action_text: str, approved: Sequence[ExpectedRequest] | None = None,
@@ -205,18 +211,22 @@ class NetworkGate:
 
     # Events ----------------------------------------------------------------------------------------------------------
 
-    def _session_for(self, tab_id: int) -> GateSession | None:
+    def _session_for(self, tab_id: int, opener_tab_id: int | None = None) -> GateSession | None:
+        """The run a gated tab belongs to: the one that gated it, or the one whose tab's page opened it (named by the
+        hold itself, which can arrive before the tab's `tab_event`). None for a tab no live run gated: a gate a
+        backend before this one left on."""
         session = self.tab_sessions.get(tab_id)
-        if session is None and len(self.sessions) == 1:
-            # A tab the run's page opened, reported before its `tab_event`: the extension gates only tabs the backend
-            # gated and the tabs their pages open, so with one run it is that run's.
-            session = self.sessions[0]
+        if session is None and opener_tab_id is not None:
+            session = self.tab_sessions.get(opener_tab_id)
+            if session is not None and not session.closed:
+                session.tabs.add(tab_id)
+                self.tab_sessions[tab_id] = session
         return session
 
     def _on_event(self, event: BrowserEvent) -> None:
         match event:
             case RequestHeld():
-                session = self._session_for(event.tab_id)
+                session = self._session_for(event.tab_id, event.opener_tab_id)
                 window = session.window if session is not None else None
                 task = asyncio.ensure_future(self._decide(session, window, _Hold(event)))
                 tasks = session.holds if session is not None else self._unclaimed
