@@ -261,6 +261,29 @@ def test_a_request_between_actions_is_asked_about_too(harness: Harness) -> None:
     assert [r.kind for r in h.audit()] == ["request_held", "request_failed"]
 
 
+def test_a_run_ending_just_after_a_request_was_decided_keeps_the_decision_in_its_audit_log(harness: Harness) -> None:
+    """The run ends (its gate session closes, cancelling the questions still open) while the audit row of a request
+    already answered is being written: the row is written all the same."""
+    h = harness
+    with_answers(h, [False])
+    audit = h.gate._audit
+
+    async def slow_audit(session: Any, kind: Any, method: str, request_url: str, **fields: object) -> None:
+        if kind == "request_failed":
+            await asyncio.sleep(0.2)  # a busy disk
+        await audit(session, kind, method, request_url, **fields)
+
+    h.gate._audit = slow_audit  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(held("h11", method="DELETE", url=f"{SHOP}/cart/3"))
+            await until(lambda: h.browser.released)
+
+    asyncio.run(main())
+    assert [(r.kind, r.decision) for r in h.audit()] == [("request_held", None), ("request_failed", "denied")]
+
+
 def test_tabs_the_run_moves_to_or_its_pages_open_are_gated_and_released_with_it(harness: Harness) -> None:
     h = harness
     with_answers(h, [False])

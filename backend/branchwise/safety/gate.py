@@ -290,6 +290,16 @@ class NetworkGate:
                                              decided_by="policy", note="the run ended before anyone answered",
                                              approval_id=request.approval_id))
             raise
+        # Decided: the answer and its audit row are done whatever happens next (the run ending now cancels this task;
+        # it waits for its writes, this one among them).
+        settle = asyncio.ensure_future(self._settle(session, window, hold, request, decision))
+        session.writes.add(settle)
+        settle.add_done_callback(session.writes.discard)
+        await asyncio.shield(settle)
+
+    async def _settle(self, session: GateSession, window: _Window | None, hold: _Hold, request: ApprovalRequest,
+                      decision: Decision) -> None:
+        held = hold.event
         error = await self._release(hold, decision.approved)
         outcome: GatedOutcome = "released" if decision.approved and error is None else "failed"
         if window is not None:
