@@ -390,8 +390,9 @@ def test_a_hold_no_run_claims_while_runs_are_active_is_failed_and_no_gate_is_lif
 
 
 def test_when_the_extension_connects_again_every_tab_of_a_live_run_is_gated_again(harness: Harness) -> None:
-    """A backend that connected in between may have lifted the gate: it is put back. A tab that cannot be gated
-    (closed meanwhile) leaves the run's tabs, so the run's next action there gates it first."""
+    """A backend that connected in between may have lifted the gate: it is put back. A tab whose gate cannot be
+    confirmed (closed meanwhile, or no answer in time: it may be on) stays the run's, and its next action there gates
+    it first or does not run."""
     h = harness
 
     async def main() -> None:
@@ -400,12 +401,42 @@ def test_when_the_extension_connects_again_every_tab_of_a_live_run_is_gated_agai
             h.browser.closed_tabs.add(8)
             for listener in h.browser.link_listeners:
                 await listener()
-            assert session.tabs == {7} and 8 not in h.gate.tab_sessions
+            assert session.tabs == {7, 8} and session.unconfirmed == {8} and h.gate.tab_sessions[8] is session
+            with pytest.raises(ExtensionError, match="tab 8 was closed"):
+                await session.adopt(8)
         for listener in h.browser.link_listeners:
             await listener()  # no run is live: nothing to gate
 
     asyncio.run(main())
     assert h.browser.gated == [(7, True), (8, True), (7, True), (7, False)]
+
+
+def test_a_tab_whose_gate_was_asked_for_is_lifted_at_the_runs_end_even_if_no_answer_came(harness: Harness) -> None:
+    """The run ends (Stop) while the extension is being asked to gate a tab it moved to: the gate may be on by then,
+    so the run's end lifts it; and a hold from that tab meanwhile is the run's, asked about, not taken for a stale
+    gate's."""
+    h = harness
+    approver = ScriptedApprover([False])
+    run = GateRun("r1", RunWriter(h.store, "r1"), approver)
+    gate_tab = h.browser.gate_tab
+
+    async def slow_to_answer(tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
+        await gate_tab(tab_id, on, hold_timeout_seconds)
+        if on and tab_id == 11:
+            h.browser.emit(held("h12", tab_id=11))
+            await asyncio.sleep(30)
+
+    h.browser.gate_tab = slow_to_answer  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with h.gate.active(h.env, run) as session:
+            adopting = asyncio.ensure_future(session.adopt(11))
+            await until(lambda: h.browser.released)
+            adopting.cancel()
+
+    asyncio.run(main())
+    assert len(approver.requests) == 1 and h.browser.released == [("h12", False)]
+    assert h.browser.gated == [(7, True), (11, True), (7, False), (11, False)]
 
 
 def test_with_one_run_live_a_hold_is_its_own_only_from_its_tabs_and_the_tabs_their_pages_opened(

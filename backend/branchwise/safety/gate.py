@@ -97,6 +97,9 @@ class GateSession:
         self.gate = gate
         self.run = run
         self.tabs: set[int] = set()
+        # Tabs of the run whose gate the extension has not confirmed (asked and not answered, or refused): still the
+        # run's (their holds are its own, and its end lifts their gates), gated again before an action runs there.
+        self.unconfirmed: set[int] = set()
         self.window: _Window | None = None
         # Questions being decided, and audit rows being written (those are awaited, never cancelled).
         self.holds: set[asyncio.Task[None]] = set()
@@ -104,17 +107,16 @@ class GateSession:
         self.closed = False
 
     async def adopt(self, tab_id: int) -> None:
-        if tab_id in self.tabs or self.closed:
+        """Gate the tab for the run. Claimed before the extension is asked (the tab's first hold can arrive before the
+        answer) and kept claimed whatever the answer: a gate asked for may be on even when the answer never came, and
+        the run's end lifts it. A failure is raised: no action runs in a tab whose gate is not confirmed."""
+        if self.closed or (tab_id in self.tabs and tab_id not in self.unconfirmed):
             return
-        # Claimed before the extension is asked: the tab's first hold can arrive before the answer.
         self.gate.tab_sessions[tab_id] = self
-        try:
-            await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
-        except BaseException:
-            if self.gate.tab_sessions.get(tab_id) is self:
-                del self.gate.tab_sessions[tab_id]
-            raise
         self.tabs.add(tab_id)
+        self.unconfirmed.add(tab_id)
+        await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
+        self.unconfirmed.discard(tab_id)
 
     @contextlib.asynccontextmanager
     async def acting(self, env: WatchedEnv, action_text: str, approved: Sequence[ExpectedRequest] | None = None,
@@ -194,20 +196,23 @@ class NetworkGate:
     async def _gate_again(self) -> None:
         """A new connection of the extension: while this backend was away, a gate of a live run may have come off (a
         backend that connected in between lifts a gate no run of its own claims), so every tab a live run works in is
-        gated again (a gate still on stays as it is). A tab that cannot be gated leaves its run's tabs: the run's next
+        gated again (a gate still on stays as it is). A tab whose gate is not confirmed stays the run's: its next
         action there gates it first, or does not run."""
         for session in list(self.sessions):
             for tab_id in sorted(session.tabs):
                 if session.closed:
                     break
+                session.unconfirmed.add(tab_id)
                 try:
                     await self.browser.gate_tab(tab_id, True, self.config.hold_timeout_seconds)
                 except BROWSER_FAILURES as exc:
                     log.warning("network gate: tab %d not gated again after the extension reconnected: %s", tab_id,
                                 exc)
-                    session.tabs.discard(tab_id)
-                    if self.tab_sessions.get(tab_id) is session:
-                        del self.tab_sessions[tab_id]
+                    continue
+                session.unconfirmed.discard(tab_id)
+                if session.closed:  # its end's "off" may have been sent before this "on": the last word is "off"
+                    with contextlib.suppress(*BROWSER_FAILURES):
+                        await self.browser.gate_tab(tab_id, False)
 
     # Events ----------------------------------------------------------------------------------------------------------
 
