@@ -57,9 +57,11 @@ async function handleCommand(message) {
       return withAllowance(message.tab_id, message.allow || [],
         () => act(message.tab_id, message.action, message.settle));
     case "gate_tab":
-      if (message.on) await requireHanded(message.tab_id); // a closed tab's gate is simply forgotten
-      await setGate(message.tab_id, Boolean(message.on),
-        message.hold_timeout_seconds ? message.hold_timeout_seconds * 1000 : undefined);
+      // "on" needs a handed-over tab; a closed tab's gate is simply forgotten.
+      await setGate(message.tab_id, Boolean(message.on), {
+        holdTimeoutMs: message.hold_timeout_seconds ? message.hold_timeout_seconds * 1000 : undefined,
+        check: message.on ? () => requireHanded(message.tab_id) : null,
+      });
       return { type: "done" };
     case "release_request":
       await releaseHold(message.hold_id, Boolean(message.allow));

@@ -34,3 +34,33 @@ def test_an_on_that_arrives_during_an_off_leaves_the_tab_intercepted() -> None:
     seen: dict[str, Any] = run_js("tabstate.js", RUNNER)
     assert seen["gated"] is True
     assert seen["fetchCalls"][-1] == "Fetch.enable", seen["fetchCalls"]
+
+
+CHECKED = CHROME_STUB + """
+(async () => {
+  const tabstate = await import(base + "tabstate.js");
+  const gate = await import(base + "gate.js");
+  await gate.loadGate();
+  // The backend's "on" (its check that the tab is handed over takes a moment), then its "off" right after (the run
+  // ended): the off must not overtake the on.
+  const on = gate.setGate(7, true, { check: () => new Promise((resolve) => setTimeout(resolve, 20)) });
+  const off = gate.setGate(7, false);
+  await Promise.all([on, off]);
+  const gatedAfterOff = Boolean(tabstate.tabState(7).gate);
+  // A tab the run's tab opened (8), and a tab that one's page opened (9): both named by the run's tab.
+  await gate.setGate(7, true);
+  await gate.gateIfOpenedByGated(7, 8);
+  await gate.gateIfOpenedByGated(8, 9);
+  process.stdout.write(JSON.stringify({
+    gatedAfterOff,
+    openers: [tabstate.tabState(8).gate?.openedBy, tabstate.tabState(9).gate?.openedBy],
+  }));
+  process.exit(0);
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def test_an_off_asked_right_after_an_on_is_the_last_word_and_opened_tabs_name_the_run_tab() -> None:
+    seen: dict[str, Any] = run_js("tabstate.js", CHECKED)
+    assert seen["gatedAfterOff"] is False
+    assert seen["openers"] == [7, 7]

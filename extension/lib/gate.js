@@ -139,12 +139,17 @@ async function forgetHoldsOf(tabId) {
 
 // Gate changes of one tab run one after another, in the order asked: commands are handled at once, and an "off"
 // (which fails the tab's holds first, a debugger call each) overtaken by an "on" would end with the record saying
-// gated and Fetch disabled, nothing intercepted.
+// gated and Fetch disabled, nothing intercepted. `check` (the backend's "on" needs a handed-over tab) runs in that
+// order too: checked before the queue, an "off" asked just after could overtake the "on" and leave the tab gated.
+// `openedBy`: the tab the backend gated whose page (or whose opened tabs' pages) opened this one.
 const gateChanges = new Map();
 
-export function setGate(tabId, on, holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS, openedBy = null) {
+export function setGate(tabId, on, { holdTimeoutMs = DEFAULT_HOLD_TIMEOUT_MS, openedBy = null, check = null } = {}) {
   const next = (gateChanges.get(tabId) || Promise.resolve()).catch(() => {})
-    .then(() => changeGate(tabId, on, holdTimeoutMs, openedBy));
+    .then(async () => {
+      if (check) await check();
+      await changeGate(tabId, on, holdTimeoutMs, openedBy);
+    });
   gateChanges.set(tabId, next);
   next.catch(() => {}).finally(() => { if (gateChanges.get(tabId) === next) gateChanges.delete(tabId); });
   return next;
@@ -326,7 +331,10 @@ export async function gateIfOpenedByGated(sourceTabId, tabId) {
   const sourceGate = gateOf(sourceTabId);
   if (!sourceGate) return;
   try {
-    await setGate(tabId, true, sourceGate.holdTimeoutMs, sourceTabId);
+    // Named by the tab the backend gated itself: a tab opened by a tab the run's page opened belongs to the same run,
+    // and the backend may not have heard of the tab in between yet.
+    await setGate(tabId, true,
+      { holdTimeoutMs: sourceGate.holdTimeoutMs, openedBy: sourceGate.openedBy ?? sourceTabId });
   } catch (error) {
     console.warn(`tab ${tabId}, opened by gated tab ${sourceTabId}, not gated (its block rule stays):`, error.message);
     return;
