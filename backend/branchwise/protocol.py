@@ -567,8 +567,10 @@ class RequestHeld(Envelope):
     resource_type: str = Field(default="", description="CDP's resource type: Document, XHR, Fetch, Ping, ...")
     initiator_url: str | None = Field(default=None, description="The sending page, as its Referer/Origin says")
     body_bytes: int = Field(default=0, ge=0, description="Size of the request body (0 when none or unknown)")
-    opener_tab_id: int | None = Field(default=None, description="The gated tab whose page opened this tab, when the "
-                                                                "extension gated it for that reason (protocol 13)")
+    opener_tab_id: int | None = Field(default=None, description="When the extension gated the tab because a gated "
+                                                                "tab's page opened it: the tab the backend gated "
+                                                                "whose page, or whose opened tabs' pages, opened it "
+                                                                "(protocol 13)")
 
 
 class RequestSent(Envelope):
