@@ -411,6 +411,37 @@ def test_when_the_extension_connects_again_every_tab_of_a_live_run_is_gated_agai
     assert h.browser.gated == [(7, True), (8, True), (7, True), (7, False)]
 
 
+def test_an_action_in_a_tab_the_runs_page_opened_gates_it_first(harness: Harness) -> None:
+    """The extension gates a tab a gated tab's page opens on its own, but only if the opener's gate is on: here the
+    opener's gate could not be put back after a reconnect (another debugger took the tab). The run moving to the
+    opened tab gates it before acting there."""
+    h = harness
+    with_answers(h, [])
+    gate_tab = h.browser.gate_tab
+
+    async def refused_for_7_again(tab_id: int, on: bool, hold_timeout_seconds: float | None = None) -> None:
+        if on and tab_id == 7 and (7, True) in h.browser.gated:
+            raise ExtensionError("cdp_error", "another debugger is attached to tab 7")
+        await gate_tab(tab_id, on, hold_timeout_seconds)
+
+    h.browser.gate_tab = refused_for_7_again  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            for listener in h.browser.link_listeners:
+                await listener()
+            h.browser.emit(TabEvent(tab_id=8, event="created", opener_tab_id=7))
+            h.env.tab_id = 8  # tab_focus
+            assert h.env.watch is not None
+            async with h.env.watch.acting(h.env, "click [1]"):
+                acted_after.extend(h.browser.gated)
+
+    acted_after: list[tuple[int, bool]] = []
+    asyncio.run(main())
+    assert acted_after == [(7, True), (8, True)], "tab 8 gated before the click runs there"
+    assert h.browser.gated == [(7, True), (8, True), (7, False), (8, False)]
+
+
 def test_a_tab_whose_gate_was_asked_for_is_lifted_at_the_runs_end_even_if_no_answer_came(harness: Harness) -> None:
     """The run ends (Stop) while the extension is being asked to gate a tab it moved to: the gate may be on by then,
     so the run's end lifts it; and a hold from that tab meanwhile is the run's, asked about, not taken for a stale

@@ -253,8 +253,10 @@ class NetworkGate:
             case TabEvent(event="created", opener_tab_id=opener) if opener is not None:
                 session = self.tab_sessions.get(opener)
                 if session is not None and not session.closed:
-                    # The extension gated it already (a page of a gated tab opened it); lift it with the run.
+                    # The extension gates a tab a gated tab's page opens on its own, if the opener's gate is on and
+                    # the gating works: the run's (lifted with it), gated again before an action runs there.
                     session.tabs.add(event.tab_id)
+                    session.unconfirmed.add(event.tab_id)
                     self.tab_sessions[event.tab_id] = session
 
     def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> None:
