@@ -46,11 +46,6 @@ export async function handOver(tabId) {
   await addToGroup(tabId);
 }
 
-export async function release(tabId) {
-  await letGo(tabId);
-  await detach(tabId);
-}
-
 // The user takes the tab back (the panel's "Take back"): no command reads or drives it any more, and Branchwise lets go
 // of all it held there: its gate (a held request fails, as when the gate comes off at a run's end) and block rules, its
 // guard's rules, the debugger (Chrome's "is debugging this browser" bar goes) and the tab group. The gate comes off
@@ -61,7 +56,7 @@ export async function takeBack(tabId) {
   try {
     await setGate(tabId, false);
   } catch (error) {
-    await update(tabId, { type: "hand_over" }).catch(() => {}); // still the run's to let go of: Take back stays offered
+    await update(tabId, { type: "hand_over" }).catch(() => {}); // still handed over: the user can try again
     throw error;
   }
   try {
@@ -82,7 +77,7 @@ export async function handOverFor(tabId, start) {
   try {
     return await start();
   } catch (error) {
-    if (!already) await release(tabId).catch((e) => console.warn(`tab ${tabId} not released: ${e.message}`));
+    if (!already) await takeBack(tabId).catch((e) => console.warn(`tab ${tabId} not taken back: ${e.message}`));
     throw error;
   }
 }

@@ -54,8 +54,8 @@ export function transition(record, event) {
       return patch(record, { guarded: Boolean(event.on) });
     case "gate": {
       if (!event.on) return patch(record, { gate: null });
-      // `openedBy`: the gated tab whose page opened this one (gate.js gateIfOpenedByGated); a gate the backend asked
-      // for itself names none.
+      // `openedBy`: the tab the backend gated whose page (or whose opened tabs' pages) opened this one (gate.js
+      // gateIfOpenedByGated); a gate the backend asked for itself names none.
       const openedBy = event.openedBy ?? null;
       return record.gate?.holdTimeoutMs === event.holdTimeoutMs && (record.gate?.openedBy ?? null) === openedBy
         ? record
