@@ -77,10 +77,11 @@ class RunWriter:
                      usage: Sequence[UsageRecord] = (), calls: Sequence[ModelCallRecord] = (),
                      scrub: Callable[[str], str] | None = None) -> None:
         """The run's final usage per model role, the model calls not yet stored and, with `scrub`, the run's stored
-        thoughts, answers and replies scrubbed again (of the secrets the run knows as it ends); then its outcome (its
-        answer scrubbed too), last, so that a run on record as ended (an interrupted one may be resumed at once by
-        another backend) is complete. Calls that cannot be written do not keep the outcome from its record. Tried even
-        after the record was lost (the store may be back); a failure is only logged."""
+        actions, thoughts, answers, replies, classifications and audit log scrubbed again (of the secrets the run knows
+        as it ends); then its outcome (its answer scrubbed too), last, so that a run on record as ended (an interrupted
+        one may be resumed at once by another backend) is complete. Calls that cannot be written do not keep the
+        outcome from its record. Tried even after the record was lost (the store may be back); a failure is only
+        logged."""
         self.lost = None
         try:
             for record in usage:
