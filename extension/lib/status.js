@@ -35,7 +35,7 @@ export function applyTreeUpdate(update) {
 export function markRunsCutOff(why) {
   updateChain = updateChain.then(async () => {
     const runs = await loadRuns();
-    const cut = runs.filter((run) => run.status === "running" || run.status === "started");
+    const cut = runs.filter(goingOn);
     for (const run of cut) Object.assign(run, { status: "interrupted", message: why, resumable: false });
     if (cut.length) await saveRuns(runs);
   }).catch((e) => console.warn("runs not marked as cut off", e));
@@ -48,10 +48,15 @@ function goOn(run) {
   if (run.status === "started" || (run.status === "interrupted" && !run.resumable)) run.status = "running";
 }
 
+// A run the panel shows as going on: started, or running.
+function goingOn(run) {
+  return run.status === "running" || run.status === "started";
+}
+
 // Whether the panel shows a run going on (the side panel's Take back waits for it to end).
 export async function runGoingOn() {
   await updateChain;
-  return (await loadRuns()).some((run) => run.status === "running" || run.status === "started");
+  return (await loadRuns()).some(goingOn);
 }
 
 async function loadRuns() {
