@@ -114,6 +114,10 @@ class GateSession:
             return
         self.gate.tab_sessions[tab_id] = self
         self.tabs.add(tab_id)
+        await self.gate_on(tab_id)
+
+    async def gate_on(self, tab_id: int) -> None:
+        """Ask the extension to gate one of the run's tabs: unconfirmed until it answers."""
         self.unconfirmed.add(tab_id)
         await self.gate.browser.gate_tab(tab_id, True, self.gate.config.hold_timeout_seconds)
         self.unconfirmed.discard(tab_id)
@@ -202,14 +206,12 @@ class NetworkGate:
             for tab_id in sorted(session.tabs):
                 if session.closed:
                     break
-                session.unconfirmed.add(tab_id)
                 try:
-                    await self.browser.gate_tab(tab_id, True, self.config.hold_timeout_seconds)
+                    await session.gate_on(tab_id)
                 except BROWSER_FAILURES as exc:
                     log.warning("network gate: tab %d not gated again after the extension reconnected: %s", tab_id,
                                 exc)
                     continue
-                session.unconfirmed.discard(tab_id)
                 if session.closed:  # its end's "off" may have been sent before this "on": the last word is "off"
                     with contextlib.suppress(*BROWSER_FAILURES):
                         await self.browser.gate_tab(tab_id, False)
