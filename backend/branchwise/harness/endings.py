@@ -7,6 +7,7 @@ the reasons are the runs' own texts (search/greedy.py, search/best_first.py, sea
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from .run import TaskResult
@@ -66,5 +67,5 @@ def ending(result: TaskResult) -> Ending:
 
 def count_endings(results: list[TaskResult]) -> dict[Ending, int]:
     """How many of the results ended each way (the kinds none did are left out)."""
-    counts = {kind: sum(ending(r) == kind for r in results) for kind in ENDINGS}
-    return {kind: n for kind, n in counts.items() if n}
+    counts = Counter(ending(r) for r in results)
+    return {kind: counts[kind] for kind in ENDINGS if counts[kind]}

@@ -488,9 +488,9 @@ class RunStore:
             changed = 0
             if ended:
                 for table in ("classifications", "audit"):
-                    rows = [(scrub(r["action_text"]), r["id"]) for r in self._conn.execute(
-                        f"SELECT id, action_text FROM {table} WHERE run_id = ?", (run_id,))
-                        if r["action_text"] and scrub(r["action_text"]) != r["action_text"]]
+                    found = self._conn.execute(f"SELECT id, action_text FROM {table} WHERE run_id = ?", (run_id,))
+                    pairs = [(scrub(r["action_text"]), r["action_text"], r["id"]) for r in found if r["action_text"]]
+                    rows = [(text, row_id) for text, stored, row_id in pairs if text != stored]
                     self._conn.executemany(f"UPDATE {table} SET action_text = ? WHERE id = ?", rows)
                     changed += len(rows)
             nodes = []
