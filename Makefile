@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo lint test unit e2e bench bench-simulated bench-real bench-demos schema model clean
+.PHONY: setup system demo lint test unit e2e bench bench-simulated bench-real bench-demos bench-prompt-cache schema model clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -60,6 +60,10 @@ bench-simulated: setup
 SPLIT ?= test
 bench-real: model
 	scripts/bench-real "$(SPLIT)"
+
+# WebPilot's judges' prompts page first against agent first on llama.cpp's prompt cache (real local model; minutes).
+bench-prompt-cache: model
+	$(BIN)/python -m branchwise.bench.prompt_cache
 
 # Every strategy with and without demonstrations explored on the sandbox sites, real local model; hours (resumable).
 bench-demos: model

@@ -24,11 +24,10 @@ Answer = Callable[[Call], str]
 
 
 def agent(call: Call) -> str:
-    """Which of WebPilot's agents a prompt is for (the first line of its system message), or `explorer`."""
-    head = call.messages[0].content.splitlines()[0]
-    if "looking back" in head:
+    """Which of WebPilot's agents a prompt is for (the first line of its part after the page), or `explorer`."""
+    found = re.search(r"^You are the (\w+) of a web agent(, looking back)?", call.last, re.M)
+    if found and found.group(2):
         return "reflect"
-    found = re.match(r"You are the (\w+) of a web agent", head)
     return found.group(1).lower() if found else "explorer"
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from branchwise.search.webpilot import (
+    AGENT_PART,
     PLAN_FAILED,
     Control,
     Subtask,
     WebPilotPrompts,
+    appraise_messages,
     control_messages,
     explorer_objective,
     parse_appraisal,
@@ -16,6 +20,7 @@ from branchwise.search.webpilot import (
     parse_reflection,
     plan_messages,
     refine_feedback,
+    reflect_messages,
 )
 
 
@@ -93,7 +98,7 @@ def test_agent_prompts_cut_long_pages_and_number_the_actions() -> None:
                                 config)
     user = messages[1].content
     assert "1. click [1]\n2. type [2] [x]" in user
-    assert len(user) < 600
+    assert user.count("line") < 60
 
 
 def test_a_subtask_keeps_the_quote_it_ends_with() -> None:
@@ -111,3 +116,24 @@ def test_readers_take_what_small_models_write_around_the_labels() -> None:
     assert parse_extraction('**Answer:** "Nancy"').answer == "Nancy"
     assert parse_extraction("Answer: None of the orders are pending").answer == "None of the orders are pending"
     assert parse_extraction("Answer: None").answer is None
+
+
+def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part() -> None:
+    """The reflection, the Appraiser and the Controller judge the page an action reached one after another: their
+    prompts are the same up to the agent's part after the page, so a prompt cache reads the page once."""
+    page = "\n".join(f"[{i}] link 'Product {i}'" for i in range(300))
+    task, url, sub, config = "Cheapest planter?", "http://shop/category/3", Subtask("Open Garden"), WebPilotPrompts()
+    prompts = [reflect_messages(task, sub, "click [7]", "open Garden", "http://shop/", url, page, config),
+               appraise_messages(task, sub, "click [7]", "Garden opened", url, page, config),
+               control_messages(task, sub, ["click [7]"], url, page, config)]
+    assert len({p[0].content for p in prompts}) == 1
+    users = [p[1].content for p in prompts]
+    shared = os.path.commonprefix(users)
+    assert page + "\n" + AGENT_PART in shared
+    assert all(len(shared) > 0.8 * len(user) for user in users)
+    head = len(shared) - len("You are the ")
+    assert [u[head:].splitlines()[0] for u in users] == [
+        "You are the Explorer of a web agent, looking back at the action it just took. The page above is the page "
+        "after it.", "You are the Appraiser of a web agent. You score the action it just took for the current "
+        "subtask; the page above is", "You are the Controller of a web agent. You judge whether the current subtask "
+        "is complete, from the actions taken for"]

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import system_and_user
+from ..chat_model import fill_template, load_prompt
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, observation_within
@@ -35,6 +35,8 @@ _COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|fals
 # "N/A (not on this page)", a bare "None", "not found": not "None of the orders are pending".
 _NOT_AVAILABLE = re.compile(r"^\W*(?:n/?a\b|none\W*$|not (?:found|available|shown)\b)", re.I)
 NO_ACTIONS = "(none yet)"
+# Where an agent's part of the prompt begins, after the page (webpilot_page.txt).
+AGENT_PART = "\n---\n"
 # How a refined plan's prompt begins (the simulated model and the scripted scenarios tell the two plans apart by it).
 PLAN_FAILED = "The earlier plan did not work out."
 
@@ -95,11 +97,22 @@ def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
     return "\n".join(newest_lines(lines, config.max_history_tokens * CHARS_PER_TOKEN))
 
 
+def _agent_messages(agent: str, task: str, url: str, observation: str, config: WebPilotPrompts,
+                    values: dict[str, str]) -> list[ChatMessage]:
+    """One agent's prompt, page first: the system message is the same for every agent and the user turn begins with
+    the task and the page, so the agents judging one page in a row (the reflection, the Appraiser, the Controller)
+    share all but their last few hundred tokens, which a server with a prompt cache (llama.cpp) reads once. The
+    agent's own instructions and inputs follow the page."""
+    return [ChatMessage(role="system", content=load_prompt("webpilot_system.txt").strip()),
+            ChatMessage(role="user", content=fill_template(load_prompt("webpilot_page.txt"), {
+                "task": task.strip(), "url": url, "observation": _page(observation, config),
+                "agent": fill_template(load_prompt(f"webpilot_{agent}.txt"), values).strip()}).strip())]
+
+
 def plan_messages(task: str, url: str, observation: str, feedback: str, config: WebPilotPrompts) -> list[ChatMessage]:
     """The Planner's prompt; `feedback` (empty for the first plan) says what was done and what failed."""
-    return system_and_user("webpilot_planner", {
-        "task": task.strip(), "url": url, "observation": _page(observation, config),
-        "feedback": feedback.strip() + "\n" if feedback.strip() else ""})
+    return _agent_messages("planner", task, url, observation, config,
+                           {"feedback": feedback.strip() + "\n\n" if feedback.strip() else ""})
 
 
 def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
@@ -119,31 +132,28 @@ def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remai
 
 def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, before_url: str, url: str,
                      observation: str, config: WebPilotPrompts) -> list[ChatMessage]:
-    return system_and_user("webpilot_reflect", {
-        "task": task.strip(), "subtask": str(subtask), "action": action, "intent": intent.strip() or "(not said)",
-        "before_url": before_url, "url": url, "observation": _page(observation, config)})
+    """`url` and `observation`: the page the action reached."""
+    return _agent_messages("reflect", task, url, observation, config, {
+        "subtask": str(subtask), "action": action, "intent": intent.strip() or "(not said)", "before_url": before_url})
 
 
 def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
                       config: WebPilotPrompts) -> list[ChatMessage]:
-    return system_and_user("webpilot_appraiser", {
-        "task": task.strip(), "subtask": str(subtask), "action": action, "effect": effect.strip() or "(not described)",
-        "url": url, "observation": _page(observation, config)})
+    return _agent_messages("appraiser", task, url, observation, config, {
+        "subtask": str(subtask), "action": action, "effect": effect.strip() or "(not described)"})
 
 
 def control_messages(task: str, subtask: Subtask, history: Sequence[str], url: str, observation: str,
                      config: WebPilotPrompts) -> list[ChatMessage]:
-    return system_and_user("webpilot_controller", {
-        "task": task.strip(), "subtask": str(subtask), "history": _actions(history, config), "url": url,
-        "observation": _page(observation, config)})
+    return _agent_messages("controller", task, url, observation, config, {
+        "subtask": str(subtask), "history": _actions(history, config)})
 
 
 def extract_messages(task: str, subtask: Subtask, action: str, url: str, observation: str,
                      config: WebPilotPrompts) -> list[ChatMessage]:
     """`action`: the one that led to this page (empty on the starting page)."""
-    return system_and_user("webpilot_extractor", {
-        "task": task.strip(), "subtask": str(subtask), "action": action or "(none yet)", "url": url,
-        "observation": _page(observation, config)})
+    return _agent_messages("extractor", task, url, observation, config, {
+        "subtask": str(subtask), "action": action or "(none yet)"})
 
 
 def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str]) -> str:

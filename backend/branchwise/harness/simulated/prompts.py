@@ -1,5 +1,6 @@
-"""What a request asks: which role's prompt it is (known by the first line of the prompt files the backend sends) and
-the parts the simulated model answers from: the page, the last action taken, the proposed action, the answer given."""
+"""What a request asks: which role's prompt it is (known by the first line of the prompt files the backend sends: a
+message's first line, or for WebPilot's agents the line after the page) and the parts the simulated model answers
+from: the page, the last action taken, the proposed action, the answer given."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from ...policy.prompts import NO_PREVIOUS_ACTION
 from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
-from ...search.webpilot import PLAN_FAILED
+from ...search.webpilot import AGENT_PART, PLAN_FAILED
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
                      "reflect", "appraiser", "controller", "extractor", "unknown"]
 
-# The prompt file whose first line marks each kind (a system message, or the judges' user message).
+# The prompt file whose first line marks each kind (a system message, the judges' user message, or WebPilot's agent
+# part after the page: every WebPilot agent shares one system message).
 _MARKERS: tuple[tuple[PromptKind, str], ...] = (
     ("policy", "webarena_cot_system.txt"),
     ("value", "value_system.txt"),
@@ -29,11 +31,11 @@ _MARKERS: tuple[tuple[PromptKind, str], ...] = (
     ("rephrase", "rephrase_system.txt"),
     ("fuzzy_judge", "webarena_fuzzy_judge_user.txt"),
     ("ua_judge", "webarena_ua_judge_user.txt"),
-    ("planner", "webpilot_planner_system.txt"),
-    ("reflect", "webpilot_reflect_system.txt"),
-    ("appraiser", "webpilot_appraiser_system.txt"),
-    ("controller", "webpilot_controller_system.txt"),
-    ("extractor", "webpilot_extractor_system.txt"),
+    ("planner", "webpilot_planner.txt"),
+    ("reflect", "webpilot_reflect.txt"),
+    ("appraiser", "webpilot_appraiser.txt"),
+    ("controller", "webpilot_controller.txt"),
+    ("extractor", "webpilot_extractor.txt"),
 )
 _NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
 _SEEN = " (seen: "
@@ -49,6 +51,9 @@ def _first_lines() -> tuple[tuple[PromptKind, str], ...]:
 
 def prompt_kind(prompt: Prompt) -> PromptKind:
     heads = {m.text.strip().splitlines()[0].strip() for m in prompt.messages if m.text.strip()}
+    agent = _agent_part(prompt.last_user)[1].strip()
+    if agent:
+        heads.add(agent.splitlines()[0].strip())
     return next((kind for kind, line in _first_lines() if line in heads), "unknown")
 
 
@@ -60,6 +65,12 @@ def _between(text: str, start: str, end: str | None = None) -> str | None:
     if end is not None and end in rest:
         rest = rest[: rest.index(end)]
     return rest.strip()
+
+
+def _agent_part(user: str) -> tuple[str, str]:
+    """A WebPilot prompt's page part and its agent's part (split at the last marker: a page may hold one too)."""
+    head, marker, agent = user.rpartition(AGENT_PART)
+    return (head, agent) if marker else (user, "")
 
 
 def _last_action(block: str | None) -> Action | None:
@@ -164,17 +175,15 @@ def _read(prompt: Prompt) -> Request:
 
 
 def _read_webpilot(kind: PromptKind, user: str) -> Request:
-    """WebPilot's agents: the page after `Current URL:` (the reflection's after `Page after:`), the action just taken
-    (`Action taken:`, or the last of the Controller's numbered list) and the subtask."""
-    subtask = (_between(user, "Subtask:", "\n") or "").strip()
-    if kind == "reflect":
-        page = "URL: " + (_between(user, "Page after:") or "")
-    else:
-        page = "URL: " + (_between(user, "Current URL:") or "")
+    """WebPilot's agents: the page after `Current URL:` (up to the agent's part), the action just taken (`Action
+    taken:`, or the last of the Controller's numbered list) and the subtask."""
+    head, agent = _agent_part(user)
+    subtask = (_between(agent, "Subtask:", "\n") or "").strip()
+    page = "URL: " + (_between(head, "Current URL:") or "")
     if kind == "controller":
-        last = _last_action(_between(user, "Actions taken for this subtask:", "\nCurrent URL:"))
+        last = _last_action(_between(agent, "Actions taken for this subtask:", "\n\n"))
     else:
-        last = _parse((_between(user, "Action taken:", "\n") or "").strip())
+        last = _parse((_between(agent, "Action taken:", "\n") or "").strip())
     # The first plan is made on the task's starting page; a refined one says the earlier plan did not work out.
     first_plan = kind == "planner" and PLAN_FAILED not in user
     return Request(kind, page=page, last_action=last, start=first_plan, subtask=subtask)
