@@ -90,6 +90,8 @@ def test_the_planner_is_told_what_failed_and_why_when_it_refines_the_plan() -> N
     assert "Extract: the first price" in user
     first = plan_messages("Cheapest book?", "https://x/", "[1] link 'Home'", "", WebPilotPrompts())[1].content
     assert PLAN_FAILED not in first
+    # Its last words name the user's task: the examples' tasks come after the page, closer to the end.
+    assert first.endswith(": Cheapest book?") and user.endswith(": Cheapest book?")
 
 
 def test_agent_prompts_cut_long_pages_and_number_the_actions() -> None:

@@ -111,8 +111,8 @@ def _agent_messages(agent: str, task: str, url: str, observation: str, config: W
 
 def plan_messages(task: str, url: str, observation: str, feedback: str, config: WebPilotPrompts) -> list[ChatMessage]:
     """The Planner's prompt; `feedback` (empty for the first plan) says what was done and what failed."""
-    return _agent_messages("planner", task, url, observation, config,
-                           {"feedback": feedback.strip() + "\n\n" if feedback.strip() else ""})
+    return _agent_messages("planner", task, url, observation, config, {
+        "feedback": feedback.strip() + "\n\n" if feedback.strip() else "", "task": task.strip()})
 
 
 def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
