@@ -8,9 +8,18 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
-from branchwise.chat_model import MAX_SHRINKS, SHRUNK_MARKER, complete_fitting, fit_to_context, shrink_messages
+from branchwise.chat_model import (
+    INSTRUCTIONS_MARK,
+    MAX_SHRINKS,
+    SHRUNK_MARKER,
+    complete_fitting,
+    fit_to_context,
+    instructions_of,
+    shrink_messages,
+)
 from branchwise.llm import ChatMessage, LLMConfig, LLMError
-from branchwise.search.roles import RoleModel
+from branchwise.search.roles import RoleModel, asked_of
+from branchwise.search.webpilot import Subtask, WebPilotPrompts, control_messages, reflect_messages
 
 from fake_models import Call, FakeModel
 
@@ -103,3 +112,27 @@ def test_roles_fit_the_prompt_to_the_models_context_without_a_refusal() -> None:
     sent = sum(len(m.content) // 4 + 4 for m in call.messages)
     assert SHRUNK_MARKER in call.messages[1].content
     assert sent <= 4096 * 0.95 - small.config.max_tokens
+
+
+def test_a_webpilot_agents_instructions_after_the_page_are_never_cut() -> None:
+    """The agents put the page first and their own part last (search/webpilot.py): shrinking cuts the page, never the
+    part that says which agent answers and how."""
+    messages = control_messages("Cheapest tent?", Subtask("Open Outdoor"), ["click [3]"], "http://shop", PAGE,
+                                WebPilotPrompts(max_observation_tokens=100_000))
+    instructions = instructions_of(messages[1].content)
+    assert instructions is not None and instructions.startswith("You are the Controller")
+    shrunk = shrink_messages(messages, keep=0.02)
+    assert shrunk is not None
+    sent = shrunk[1].content
+    assert SHRUNK_MARKER in sent and len(sent) < len(messages[1].content) // 10
+    assert sent.startswith("Task: Cheapest tent?") and sent.endswith(INSTRUCTIONS_MARK + instructions)
+
+
+def test_the_call_log_names_each_webpilot_agent_and_each_judge() -> None:
+    page, sub, agents = "[1] link 'Outdoor'", Subtask("Open Outdoor"), WebPilotPrompts()
+    assert asked_of(control_messages("t", sub, [], "http://shop", page, agents)).startswith(
+        "You are the Controller of a web agent.")
+    # A model's reflection with a line of dashes in it stays inside the agent's part.
+    assert asked_of(reflect_messages("t", sub, "click [1]", "first\n---\nthen", "http://a", "http://b", page,
+                                     agents)).startswith("You are the Explorer of a web agent, looking back")
+    assert asked_of(MESSAGES) == "You are a browser agent."

@@ -36,7 +36,7 @@ def objective(call: Call) -> str:
 
 
 def url_after(call: Call) -> str:
-    found = re.search(r"^(?:Current URL|Page after): (\S+)", call.last, re.M)
+    found = re.search(r"^Current URL: (\S+)", call.last, re.M)
     return found.group(1) if found else ""
 
 

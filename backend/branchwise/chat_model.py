@@ -65,6 +65,19 @@ def fill_template(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(substitute, template)
 
 
+# A prompt's user turn may end with its instructions after a line of three dashes (WebPilot's agents put the page first,
+# so that a prompt cache keeps it, and their own part after it): that part is never cut when the prompt is shrunk, and
+# its first line names the prompt (`instructions_of`).
+INSTRUCTIONS_MARK = "\n---\n"
+
+
+def instructions_of(text: str) -> str | None:
+    """The instructions a text ends with after INSTRUCTIONS_MARK, or None. What fills a prompt before the mark (a page)
+    or in it (a model's earlier reply) is kept to lines of its own that cannot be the mark."""
+    _, mark, instructions = text.rpartition(INSTRUCTIONS_MARK)
+    return instructions if mark else None
+
+
 # What a shrunk prompt says where text was cut out.
 SHRUNK_MARKER = "[... part of this text was cut to fit the model's context ...]"
 # How often a prompt the server refused (HTTP 400, e.g. over its context) is halved and sent again.
@@ -73,20 +86,24 @@ MAX_SHRINKS = 3
 
 def shrink_messages(messages: Sequence[ChatMessage], keep: float = 0.5) -> list[ChatMessage] | None:
     """The messages with the longest one cut to about `keep` of its length (its head and its tail kept, whole lines
-    where it can), or None when nothing is left to cut. The page observation is what makes prompts long, and both
-    ends of every prompt matter: the instructions before it, the task and the answer format after it."""
+    where it can, and instructions after INSTRUCTIONS_MARK whole), or None when nothing is left to cut. The page
+    observation is what makes prompts long, and both ends of every prompt matter: the instructions before it, the task
+    and the answer format after it."""
     if not messages:
         return None
     index = max(range(len(messages)), key=lambda i: len(messages[i].content))
     text = messages[index].content
-    if len(text) < 4 * len(SHRUNK_MARKER):
+    instructions = instructions_of(text)
+    ending = "" if instructions is None else INSTRUCTIONS_MARK + instructions
+    body = text[: len(text) - len(ending)]
+    if len(body) < 4 * len(SHRUNK_MARKER):
         return None
-    kept = int(len(text) * min(max(keep, 0.0), 1.0))
-    head, tail = text[: kept * 2 // 3], text[len(text) - kept // 3:]
+    kept = max(0, int(len(text) * min(max(keep, 0.0), 1.0)) - len(ending))
+    head, tail = body[: kept * 2 // 3], body[len(body) - kept // 3:]
     head = head[: head.rfind("\n")] if head.rfind("\n") > len(head) // 2 else head
     tail = tail[tail.find("\n") + 1:] if 0 <= tail.find("\n") < len(tail) // 2 else tail
     shrunk = list(messages)
-    shrunk[index] = ChatMessage(role=messages[index].role, content=f"{head}\n{SHRUNK_MARKER}\n{tail}")
+    shrunk[index] = ChatMessage(role=messages[index].role, content=f"{head}\n{SHRUNK_MARKER}\n{tail}{ending}")
     return shrunk
 
 

@@ -6,7 +6,8 @@ system message first, measured in the same run.
 mcts, at each node, asks the Explorer (WebArena's policy prompt) for an action on the parent page, then the
 reflection, the Appraiser and the Controller about the page the action reached. Their prompts begin with one shared
 system message, the task and that page (search/webpilot.py), so a server that caches prompts reads the page once.
-The baseline puts each agent's own text first, as its system message, the page after it (the layout before): every
+The baseline puts each agent's own text first, as its system message, the page after it (the layout before, with
+today's texts, whose "the page above" it leaves as they are: what is measured is the reading, not the wording): every
 judge then reads the whole page again. Each layout runs on a fresh local model server (`make model`), the same calls
 in the same order on the same synthetic catalogue pages, one-token answers, so a call's seconds are its prompt's
 reading. Prints a table; asserts nothing.

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..chat_model import ChatModel, complete_fitting, fit_to_context
+from ..chat_model import ChatModel, complete_fitting, fit_to_context, instructions_of
 from ..core.budget import RunBudget
 from ..core.mistakes import MistakeCounts, MistakeKind
 from ..core.status import Role
@@ -48,9 +48,13 @@ CallListener = Callable[[ModelCall], Awaitable[None]]
 
 
 def asked_of(messages: Sequence[ChatMessage]) -> str:
-    """The first line of the system message: which agent or judge a prompt is for."""
-    system = next((m.content for m in messages if m.role == "system"), "")
-    return system.strip().split("\n", 1)[0][:160]
+    """Which agent or judge a prompt is for: the first line of the instructions its last user turn ends with
+    (WebPilot's agents share a system message), else of the system message."""
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    named = instructions_of(user)
+    if named is None:
+        named = next((m.content for m in messages if m.role == "system"), "")
+    return named.strip().split("\n", 1)[0][:160]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import fill_template, load_prompt
+from ..chat_model import INSTRUCTIONS_MARK, fill_template, load_prompt
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, observation_within
@@ -36,7 +36,7 @@ _COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|fals
 _NOT_AVAILABLE = re.compile(r"^\W*(?:n/?a\b|none\W*$|not (?:found|available|shown)\b)", re.I)
 NO_ACTIONS = "(none yet)"
 # Where an agent's part of the prompt begins, after the page (webpilot_page.txt).
-AGENT_PART = "\n---\n"
+AGENT_PART = INSTRUCTIONS_MARK
 # How a refined plan's prompt begins (the simulated model and the scripted scenarios tell the two plans apart by it).
 PLAN_FAILED = "The earlier plan did not work out."
 
@@ -97,6 +97,11 @@ def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
     return "\n".join(newest_lines(lines, config.max_history_tokens * CHARS_PER_TOKEN))
 
 
+def _line(text: str) -> str:
+    """A model's text on one line, as the agent's part shows it: a line of its own could read as AGENT_PART."""
+    return " ".join(text.split())
+
+
 def _agent_messages(agent: str, task: str, url: str, observation: str, config: WebPilotPrompts,
                     values: dict[str, str]) -> list[ChatMessage]:
     """One agent's prompt, page first: the system message is the same for every agent and the user turn begins with
@@ -123,10 +128,10 @@ def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remai
         lines.append("Subtasks completed: " + "; ".join(done))
     lines.append(f"Subtask that failed: {failed}")
     if reflection:
-        lines.append(f"Why, and what to do differently: {reflection}")
+        lines.append(f"Why, and what to do differently: {_line(reflection)}")
     if remaining:
         lines.append("Subtasks that were still to come: " + "; ".join(map(str, remaining)))
-    lines.append("Write a new plan for what is left, from the current page.")
+    lines.append("The new plan covers only what is left, from the current page.")
     return "\n".join(lines)
 
 
@@ -134,13 +139,13 @@ def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, befo
                      observation: str, config: WebPilotPrompts) -> list[ChatMessage]:
     """`url` and `observation`: the page the action reached."""
     return _agent_messages("reflect", task, url, observation, config, {
-        "subtask": str(subtask), "action": action, "intent": intent.strip() or "(not said)", "before_url": before_url})
+        "subtask": str(subtask), "action": action, "intent": _line(intent) or "(not said)", "before_url": before_url})
 
 
 def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
                       config: WebPilotPrompts) -> list[ChatMessage]:
     return _agent_messages("appraiser", task, url, observation, config, {
-        "subtask": str(subtask), "action": action, "effect": effect.strip() or "(not described)"})
+        "subtask": str(subtask), "action": action, "effect": _line(effect) or "(not described)"})
 
 
 def control_messages(task: str, subtask: Subtask, history: Sequence[str], url: str, observation: str,

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...actions import Action, ActionParseError, parse_action
-from ...chat_model import load_prompt
+from ...chat_model import INSTRUCTIONS_MARK, instructions_of, load_prompt
 from ...policy.prompts import NO_PREVIOUS_ACTION
 from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
-from ...search.webpilot import AGENT_PART, PLAN_FAILED
+from ...search.webpilot import PLAN_FAILED
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
                      "reflect", "appraiser", "controller", "extractor", "unknown"]
@@ -68,9 +68,9 @@ def _between(text: str, start: str, end: str | None = None) -> str | None:
 
 
 def _agent_part(user: str) -> tuple[str, str]:
-    """A WebPilot prompt's page part and its agent's part (split at the last marker: a page may hold one too)."""
-    head, marker, agent = user.rpartition(AGENT_PART)
-    return (head, agent) if marker else (user, "")
+    """A WebPilot prompt's page part and its agent's part."""
+    agent = instructions_of(user)
+    return (user, "") if agent is None else (user[: len(user) - len(agent) - len(INSTRUCTIONS_MARK)], agent)
 
 
 def _last_action(block: str | None) -> Action | None:
