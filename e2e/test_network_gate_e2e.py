@@ -5,6 +5,7 @@ never held, and without the gate nothing is. The server records every request it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Iterator
@@ -15,12 +16,14 @@ import pytest
 
 from branchwise.actions import Click, Goto
 from branchwise.agent.env import BrowserEnv, EnvView, ExecResult
-from branchwise.core.approval import ScriptedApprover
+from branchwise.core.approval import Approver, ScriptedApprover
 from branchwise.core.requests import ExpectedRequest, GatedRequest
 from branchwise.link import BrowserEvent
 from branchwise.protocol import RequestHeld, RequestSent
+from branchwise.safety.confirm import ConfirmConfig, SidePanelApprover
 from branchwise.safety.gate import GateRun
 from branchwise.sandbox.recording import Recorded, RecordingServer, Reply
+from branchwise.server import BackendServer
 from branchwise.store import AuditRecord, RunStore, RunWriter
 
 from harness import Stack, recording, wait_for
@@ -96,14 +99,14 @@ class GatedRun:
     """A run under the gate in a real tab, driven step by step from the test: observe, act, look at the page."""
 
     def __init__(self, stack: Stack, server: RecordingServer, store: RunStore, who: str, answers: list[bool],
-                 path: str = "/page") -> None:
+                 path: str = "/page", approver: Approver | None = None) -> None:
         self.stack = stack
         self.server = server
         self.who = who
         self.url = f"{server.base_url}{path}?who={who}"
         self.approver = ScriptedApprover(answers)
         self.gate = stack.session.gate  # one gate per backend: a second would answer the same holds
-        self.run = GateRun("r1", RunWriter(store, "r1"), self.approver)
+        self.run = GateRun("r1", RunWriter(store, "r1"), approver or self.approver)
         self.store = store
         tab = stack.call(stack.session.browser.open_tab(self.url))
         self.env = BrowserEnv(stack.session.browser, tab.tab_id)
@@ -346,6 +349,45 @@ def test_a_gate_no_run_holds_fails_its_first_post_at_once_and_is_lifted(stack: S
     finally:
         stack.call(browser.gate_tab(tab.tab_id, False))
         stack.call(browser.close_tab(tab.tab_id))
+
+
+def test_a_post_held_when_the_backend_goes_away_fails_at_once_and_the_gate_is_back_with_it(
+        stack: Stack, server: RecordingServer, store: RunStore) -> None:
+    """The user is asked in the side panel (not open: nobody answers). Stops and restarts this module's backend: keep
+    it after the tests that need the first one."""
+    approver = SidePanelApprover(stack.session.hub, ConfirmConfig(timeout_seconds=8))
+    run = GatedRun(stack, server, store, "away", [], approver=approver)
+    try:
+        with run:
+            clicked = asyncio.run_coroutine_threadsafe(run.env.execute(Click(run.button("Continue"))),
+                                                       stack.loop.loop)
+            wait_for(lambda: any(e.kind == "request_held" for e in run.audit()), what="the post to be held")
+            old = stack.session.server
+            stack.call(old.stop())
+            # The answer could only come from the backend that is gone: the extension fails the post when its socket
+            # closes, not after the 150 s hold timeout.
+            wait_for(lambda: run.page_text("status").startswith("failed"), what="the held post to fail")
+            with contextlib.suppress(Exception):
+                clicked.result(30)
+            assert server.mutating("away") == []
+
+            replacement = BackendServer(old.config.model_copy(update={"port": old.port}), stack.session.hub,
+                                        stack.session.token)
+            stack.call(replacement.start())
+            stack.session.server = replacement
+            stack.call(stack.session.hub.wait_link(30))
+            # The run still works in the tab, so the tab is gated again: the next post is asked about, and with
+            # nobody at the panel denied when the question times out.
+            in_tab(stack, "who=away", "document.getElementById('status').textContent = 'again'")
+            run.click("Continue")
+            wait_for(lambda: run.page_text("status").startswith("failed"), what="the second post to be denied")
+            assert server.mutating("away") == []
+            audit = [(e.kind, e.decision) for e in run.audit()]
+            assert audit.count(("request_held", None)) == 2, audit
+            assert audit[-2:] == [("request_held", None), ("request_failed", "timeout")], audit
+    finally:
+        approver.close()
+        run.close_tab()
 
 
 def test_gate_benchmark_runs_and_reports_numbers(tmp_path: Path) -> None:
