@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from branchwise.chat_model import INSTRUCTIONS_MARK
 from branchwise.search.webpilot import (
-    AGENT_PART,
     PLAN_FAILED,
     Control,
     Subtask,
@@ -131,7 +131,7 @@ def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part()
     assert len({p[0].content for p in prompts}) == 1
     users = [p[1].content for p in prompts]
     shared = os.path.commonprefix(users)
-    assert page + "\n" + AGENT_PART in shared
+    assert page + "\n" + INSTRUCTIONS_MARK in shared
     assert all(len(shared) > 0.8 * len(user) for user in users)
     head = len(shared) - len("You are the ")
     assert [u[head:].splitlines()[0] for u in users] == [

@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..chat_model import INSTRUCTIONS_MARK
 from ..llm import ChatMessage
 from ..local_model import LocalServerConfig
 from ..models import serve_local_model
 from ..policy.prompts import PromptConfig, build_cot_messages
 from ..search.webpilot import (
-    AGENT_PART,
     Subtask,
     WebPilotPrompts,
     appraise_messages,
@@ -72,7 +72,7 @@ def catalogue(page: int, cards: int = 90) -> str:
 
 def agent_first(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The baseline layout of a WebPilot judge's prompt: its agent's part as the system message, the page after."""
-    head, _, agent = messages[1].content.rpartition(AGENT_PART)
+    head, _, agent = messages[1].content.rpartition(INSTRUCTIONS_MARK)
     return [ChatMessage(role="system", content=agent.strip()), ChatMessage(role="user", content=head.strip())]
 
 

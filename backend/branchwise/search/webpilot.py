@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import INSTRUCTIONS_MARK, fill_template, load_prompt
+from ..chat_model import fill_template, load_prompt
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, observation_within
@@ -35,8 +35,6 @@ _COMPLETE = re.compile(rf"^{DECOR}complete{DECOR}[:：=]{DECOR}(yes|no|true|fals
 # "N/A (not on this page)", a bare "None", "not found": not "None of the orders are pending".
 _NOT_AVAILABLE = re.compile(r"^\W*(?:n/?a\b|none\W*$|not (?:found|available|shown)\b)", re.I)
 NO_ACTIONS = "(none yet)"
-# Where an agent's part of the prompt begins, after the page (webpilot_page.txt).
-AGENT_PART = INSTRUCTIONS_MARK
 # How a refined plan's prompt begins (the simulated model and the scripted scenarios tell the two plans apart by it).
 PLAN_FAILED = "The earlier plan did not work out."
 
@@ -98,7 +96,8 @@ def _actions(history: Sequence[str], config: WebPilotPrompts) -> str:
 
 
 def _line(text: str) -> str:
-    """A model's text on one line, as the agent's part shows it: a line of its own could read as AGENT_PART."""
+    """A model's text on one line, as the agent's part shows it: a line of its own could read as the mark
+    (INSTRUCTIONS_MARK) that the agent's part begins with."""
     return " ".join(text.split())
 
 
@@ -117,7 +116,7 @@ def _agent_messages(agent: str, task: str, url: str, observation: str, config: W
 def plan_messages(task: str, url: str, observation: str, feedback: str, config: WebPilotPrompts) -> list[ChatMessage]:
     """The Planner's prompt; `feedback` (empty for the first plan) says what was done and what failed."""
     return _agent_messages("planner", task, url, observation, config, {
-        "feedback": feedback.strip() + "\n\n" if feedback.strip() else "", "task": task.strip()})
+        "feedback": feedback.strip() + "\n\n" if feedback.strip() else "", "task": _line(task)})
 
 
 def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remaining: Sequence[Subtask]) -> str:
