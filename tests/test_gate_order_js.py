@@ -64,3 +64,32 @@ def test_an_off_asked_right_after_an_on_is_the_last_word_and_opened_tabs_name_th
     seen: dict[str, Any] = run_js("tabstate.js", CHECKED)
     assert seen["gatedAfterOff"] is False
     assert seen["openers"] == [7, 7]
+
+
+LIFTED = CHROME_STUB + """
+(async () => {
+  const tabstate = await import(base + "tabstate.js");
+  const gate = await import(base + "gate.js");
+  await gate.loadGate();
+  const gated = (tab) => Boolean(tabstate.tabState(tab).gate);
+  // The run's tab 7 opened 8, whose page opened 9; 10 it opened too, and the backend then gated 10 itself.
+  await gate.setGate(7, true);
+  await gate.gateIfOpenedByGated(7, 8);
+  await gate.gateIfOpenedByGated(8, 9);
+  await gate.gateIfOpenedByGated(7, 10);
+  await gate.setGate(10, true);
+  await gate.setGate(7, false);
+  const afterOff = [8, 9, 10].map(gated);
+  // A tab the run's tab opens just as its gate comes off (the debugger's calls take a moment).
+  await gate.setGate(7, true);
+  callDelayMs = 2;
+  await Promise.all([gate.gateIfOpenedByGated(7, 11), gate.setGate(7, false)]);
+  process.stdout.write(JSON.stringify({ afterOff, racing: gated(11), run: gated(7) }));
+  process.exit(0);
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def test_tabs_gated_for_a_tab_lose_their_gate_with_it_unless_the_backend_gated_them() -> None:
+    seen: dict[str, Any] = run_js("tabstate.js", LIFTED)
+    assert seen == {"afterOff": [False, False, True], "racing": False, "run": False}

@@ -176,6 +176,11 @@ async function changeGate(tabId, on, holdTimeoutMs, openedBy) {
     await send(tabId, "Fetch.disable", {}, entry.sessionId).catch(() => {});
   }
   await syncServiceWorkerBypass(tabId).catch((e) => console.warn(`tab ${tabId}: service-worker bypass: ${e.message}`));
+  // The tabs gated on this one's behalf (its page opened them) that the backend never gated itself: their run is over
+  // too (a tab opened as the run ended, which the backend heard of only after).
+  for (const [other, state] of tabStates()) {
+    if (state.gate?.openedBy === tabId) await setGate(other, false);
+  }
 }
 
 // The tab is gone: forget its gate, its holds and its block rules.
