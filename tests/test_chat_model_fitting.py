@@ -14,8 +14,8 @@ from branchwise.chat_model import (
     SHRUNK_MARKER,
     complete_fitting,
     fit_to_context,
-    instructions_of,
     shrink_messages,
+    split_instructions,
 )
 from branchwise.llm import ChatMessage, LLMConfig, LLMError
 from branchwise.search.roles import RoleModel, asked_of
@@ -119,7 +119,7 @@ def test_a_webpilot_agents_instructions_after_the_page_are_never_cut() -> None:
     part that says which agent answers and how."""
     messages = control_messages("Cheapest tent?", Subtask("Open Outdoor"), ["click [3]"], "http://shop", PAGE,
                                 WebPilotPrompts(max_observation_tokens=100_000))
-    instructions = instructions_of(messages[1].content)
+    _, instructions = split_instructions(messages[1].content)
     assert instructions is not None and instructions.startswith("You are the Controller")
     shrunk = shrink_messages(messages, keep=0.02)
     assert shrunk is not None

@@ -67,15 +67,15 @@ def fill_template(template: str, values: Mapping[str, str]) -> str:
 
 # A prompt's user turn may end with its instructions after a line of three dashes (WebPilot's agents put the page first,
 # so that a prompt cache keeps it, and their own part after it): that part is never cut when the prompt is shrunk, and
-# its first line names the prompt (`instructions_of`).
+# its first line names the prompt (`split_instructions`).
 INSTRUCTIONS_MARK = "\n---\n"
 
 
-def instructions_of(text: str) -> str | None:
-    """The instructions a text ends with after INSTRUCTIONS_MARK, or None. What fills a prompt before the mark (a page)
-    or in it (a model's earlier reply) is kept to lines of its own that cannot be the mark."""
-    _, mark, instructions = text.rpartition(INSTRUCTIONS_MARK)
-    return instructions if mark else None
+def split_instructions(text: str) -> tuple[str, str | None]:
+    """A text's body and the instructions it ends with after INSTRUCTIONS_MARK (None: it ends with none). What fills a
+    prompt before the mark (a page) or in it (a model's earlier reply) is kept to lines that cannot be the mark."""
+    body, mark, instructions = text.rpartition(INSTRUCTIONS_MARK)
+    return (body, instructions) if mark else (text, None)
 
 
 # What a shrunk prompt says where text was cut out.
@@ -93,9 +93,8 @@ def shrink_messages(messages: Sequence[ChatMessage], keep: float = 0.5) -> list[
         return None
     index = max(range(len(messages)), key=lambda i: len(messages[i].content))
     text = messages[index].content
-    instructions = instructions_of(text)
+    body, instructions = split_instructions(text)
     ending = "" if instructions is None else INSTRUCTIONS_MARK + instructions
-    body = text[: len(text) - len(ending)]
     if len(body) < 4 * len(SHRUNK_MARKER):
         return None
     kept = max(0, int(len(text) * min(max(keep, 0.0), 1.0)) - len(ending))

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..chat_model import INSTRUCTIONS_MARK
+from ..chat_model import split_instructions
 from ..llm import ChatMessage
 from ..local_model import LocalServerConfig
 from ..models import serve_local_model
@@ -72,7 +72,8 @@ def catalogue(page: int, cards: int = 90) -> str:
 
 def agent_first(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The baseline layout of a WebPilot judge's prompt: its agent's part as the system message, the page after."""
-    head, _, agent = messages[1].content.rpartition(INSTRUCTIONS_MARK)
+    head, agent = split_instructions(messages[1].content)
+    assert agent is not None, "a WebPilot agent's prompt ends with its part"
     return [ChatMessage(role="system", content=agent.strip()), ChatMessage(role="user", content=head.strip())]
 
 

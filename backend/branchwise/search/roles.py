@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..chat_model import ChatModel, complete_fitting, fit_to_context, instructions_of
+from ..chat_model import ChatModel, complete_fitting, fit_to_context, split_instructions
 from ..core.budget import RunBudget
 from ..core.mistakes import MistakeCounts, MistakeKind
 from ..core.status import Role
@@ -51,7 +51,7 @@ def asked_of(messages: Sequence[ChatMessage]) -> str:
     """Which agent or judge a prompt is for: the first line of the instructions its last user turn ends with
     (WebPilot's agents share a system message), else of the system message."""
     user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-    named = instructions_of(user)
+    _, named = split_instructions(user)
     if named is None:
         named = next((m.content for m in messages if m.role == "system"), "")
     return named.strip().split("\n", 1)[0][:160]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...actions import Action, ActionParseError, parse_action
-from ...chat_model import INSTRUCTIONS_MARK, instructions_of, load_prompt
+from ...chat_model import load_prompt, split_instructions
 from ...policy.prompts import NO_PREVIOUS_ACTION
 from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
@@ -51,7 +51,7 @@ def _first_lines() -> tuple[tuple[PromptKind, str], ...]:
 
 def prompt_kind(prompt: Prompt) -> PromptKind:
     heads = {m.text.strip().splitlines()[0].strip() for m in prompt.messages if m.text.strip()}
-    agent = _agent_part(prompt.last_user)[1].strip()
+    agent = (split_instructions(prompt.last_user)[1] or "").strip()
     if agent:
         heads.add(agent.splitlines()[0].strip())
     return next((kind for kind, line in _first_lines() if line in heads), "unknown")
@@ -65,12 +65,6 @@ def _between(text: str, start: str, end: str | None = None) -> str | None:
     if end is not None and end in rest:
         rest = rest[: rest.index(end)]
     return rest.strip()
-
-
-def _agent_part(user: str) -> tuple[str, str]:
-    """A WebPilot prompt's page part and its agent's part."""
-    agent = instructions_of(user)
-    return (user, "") if agent is None else (user[: len(user) - len(agent) - len(INSTRUCTIONS_MARK)], agent)
 
 
 def _last_action(block: str | None) -> Action | None:
@@ -177,7 +171,8 @@ def _read(prompt: Prompt) -> Request:
 def _read_webpilot(kind: PromptKind, user: str) -> Request:
     """WebPilot's agents: the page after `Current URL:` (up to the agent's part), the action just taken (`Action
     taken:`, or the last of the Controller's numbered list) and the subtask."""
-    head, agent = _agent_part(user)
+    head, instructions = split_instructions(user)
+    agent = instructions or ""
     subtask = (_between(agent, "Subtask:", "\n") or "").strip()
     page = "URL: " + (_between(head, "Current URL:") or "")
     if kind == "controller":
