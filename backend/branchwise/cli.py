@@ -634,12 +634,17 @@ async def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_eval_report(args: argparse.Namespace) -> int:
     from .harness.report import write_report
+    from .harness.tasks import TaskConfigError, load_tasks
 
     missing = [str(f) for f in args.folders if not (f / "results.jsonl").exists() and not f.is_file()]
     if missing:
         raise UsageError(f"no results.jsonl in {', '.join(missing)}")
+    try:
+        tasks = load_tasks(args.tasks or [])
+    except TaskConfigError as exc:
+        raise UsageError(f"the task configs are not valid:\n{exc}") from exc
     out = args.out or args.folders[0]
-    report = write_report(args.folders, out, common=args.common, strategies=args.strategies)
+    report = write_report(args.folders, out, common=args.common, strategies=args.strategies, tasks=tasks)
     if report.left_out:
         say(f"Only the tasks every strategy has a result for; left out: {', '.join(map(str, report.left_out))}")
     for item in report.strategies:
@@ -830,6 +835,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "compared on the same tasks")
     report.add_argument("--strategy", dest="strategies", action="append", default=None, metavar="NAME",
                         help="only this strategy's results (repeat for several; default: all)")
+    report.add_argument("--tasks", action="append", type=Path, default=None, metavar="PATH",
+                        help="the results' task configs (a file or folder; repeat for several): the report then says "
+                             "how near the failed runs came to the right answer or page")
     report.set_defaults(handler=cmd_eval_report)
 
     model_serve = sub.add_parser("model-serve", help="`branchwise model serve`: serve the local model shipped in "

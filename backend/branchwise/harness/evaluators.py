@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlparse
 from ..chat_model import ChatModel, fill_template, load_prompt
 from ..llm import ChatMessage
 from .sites import SiteUrls
-from .tasks import NOT_ACHIEVABLE, DbCheck, EvalSpec, ProgramHtml, TaskConfig
+from .tasks import NOT_ACHIEVABLE, DbCheck, EvalSpec, ProgramHtml, ReferenceAnswers, TaskConfig
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +99,8 @@ async def ua_match(judge: ChatModel, reason: str, answer: str, intent: str) -> f
     return 1.0
 
 
-async def string_match(spec: EvalSpec, intent: str, answer: str, judge: ChatModel | None) -> float:
-    """The answer against reference_answers: every approach given must hold (scores multiplied)."""
-    refs = spec.reference_answers
-    assert refs is not None, "validated: string_match has reference_answers"
+def answer_holds(refs: ReferenceAnswers, answer: str) -> float:
+    """The score of the approaches that need no judge (exact_match, must_include); 1.0 when there are none."""
     pred = clean_answer(answer)
     score = 1.0
     if refs.exact_match is not None:
@@ -110,6 +108,15 @@ async def string_match(spec: EvalSpec, intent: str, answer: str, judge: ChatMode
     if refs.must_include is not None:
         for item in refs.must_include:
             score *= must_include(item, pred, tokenize=len(refs.must_include) == 1)
+    return score
+
+
+async def string_match(spec: EvalSpec, intent: str, answer: str, judge: ChatModel | None) -> float:
+    """The answer against reference_answers: every approach given must hold (scores multiplied)."""
+    refs = spec.reference_answers
+    assert refs is not None, "validated: string_match has reference_answers"
+    pred = clean_answer(answer)
+    score = answer_holds(refs, answer)
     if refs.fuzzy_match is not None:
         if refs.fuzzy_match == NOT_ACHIEVABLE:
             score *= exact_match(NOT_ACHIEVABLE, pred)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import html
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -19,7 +21,9 @@ from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
 from ..store import RunNotFound, RunStore, default_store_path
 from .endings import ENDING_NOTES, ENDINGS, Ending, count_endings
+from .reach import REACH_NOTES, REACHES, Reach, reach
 from .run import RESULTS_FILE, ResultKey, TaskResult, model_seconds, model_wait_s, read_results
+from .tasks import TaskConfig
 
 Z95 = 1.96
 
@@ -105,6 +109,8 @@ class StrategyReport(BaseModel):
     not_evaluated: int = 0
     # How many of its runs ended each way (endings.py).
     endings: dict[Ending, int] = {}
+    # Of its failed runs whose nearness the report could tell (reach.py), how many came how near.
+    reach: dict[Reach, int] = {}
 
 
 class Report(BaseModel):
@@ -119,16 +125,64 @@ class Report(BaseModel):
     not_evaluated: list[tuple[int, str, str]] = []
 
 
+@dataclass(frozen=True)
+class _Folder:
+    """One results folder's results (model times measured again) and the run store beside them."""
+
+    store: Path
+    results: list[TaskResult]
+
+
+def _read(folders: Iterable[Path]) -> list[_Folder]:
+    read = []
+    for folder in folders:
+        path = folder / RESULTS_FILE if folder.is_dir() else folder
+        store = default_store_path(path.parent)
+        read.append(_Folder(store, _timed(read_results(path), store)))
+    return read
+
+
+def _latest(read: Sequence[_Folder]) -> list[TaskResult]:
+    latest: dict[ResultKey, TaskResult] = {}
+    for folder in read:
+        for result in folder.results:
+            latest[result.key] = result
+    return list(latest.values())
+
+
 def load_results(folders: Iterable[Path]) -> list[TaskResult]:
     """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
     once, the last wins. Model times are measured again from the folder's run store, where the runs' calls are kept
     (results written before `model_wait_s` summed calls made at once)."""
-    latest: dict[ResultKey, TaskResult] = {}
-    for folder in folders:
-        path = folder / RESULTS_FILE if folder.is_dir() else folder
-        for result in _timed(read_results(path), default_store_path(path.parent)):
-            latest[result.key] = result
-    return list(latest.values())
+    return _latest(_read(folders))
+
+
+def load_reaches(folders: Iterable[Path], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Reach]:
+    """How near each failed run came to its task (reach.py), read from its folder's run store; the last result of a
+    key wins, as in load_results. Runs the store does not keep, and tasks the report cannot tell, are left out."""
+    return _reaches(_read(folders), tasks)
+
+
+def _reaches(read: Sequence[_Folder], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Reach]:
+    by_id = {task.task_id: task for task in tasks}
+    reaches: dict[ResultKey, Reach] = {}
+    for folder in read:
+        if not by_id or not folder.store.exists():
+            continue
+        with RunStore(folder.store) as store:
+            for result in folder.results:
+                reaches.pop(result.key, None)
+                task = by_id.get(result.task_id)
+                if task is None or not result.evaluated or result.score >= 1:
+                    continue
+                try:
+                    nodes = store.load_run(result.run_id).nodes
+                except RunNotFound:
+                    continue
+                told = reach(task, nodes)
+                if told is not None:
+                    reaches[result.key] = told
+    return reaches
 
 
 def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
@@ -204,8 +258,11 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
                  approvals_asked=sum(r.approvals_asked for r in results) / n)
 
 
-def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: bool = False) -> Report:
-    """The report of the results; `common`: only the tasks every row has a result for."""
+def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: bool = False,
+                 reaches: Mapping[ResultKey, Reach] | None = None) -> Report:
+    """The report of the results; `common`: only the tasks every row has a result for; `reaches`: how near failed
+    runs came (load_reaches)."""
+    reaches = reaches or {}
     left_out: list[int] = []
     if common:
         results, left_out = common_tasks(results)
@@ -225,7 +282,8 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
             approvals=sorted({r.approvals for r in group}), sr=_rate(group),
             sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
             by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
-            costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group), endings=count_endings(group))
+            costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group), endings=count_endings(group),
+            reach=_count_reaches(group, reaches))
         for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
@@ -234,6 +292,11 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
     return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
                   intents={r.task_id: r.intent for r in results}, left_out=left_out,
                   not_evaluated=sorted((r.task_id, label(r), r.eval_error) for r in results if not r.evaluated))
+
+
+def _count_reaches(results: Sequence[TaskResult], reaches: Mapping[ResultKey, Reach]) -> dict[Reach, int]:
+    told = [reaches[r.key] for r in results if r.key in reaches]
+    return {kind: told.count(kind) for kind in REACHES if kind in told}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -342,7 +405,9 @@ def render_html(report: Report) -> str:
         "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th><th>not evaluated</th></tr>{rows}</table>"
         f"{_not_evaluated_html(report)}"
-        f"{_endings_html(report)}<h2>Success against cost</h2>{_sr_vs_cost(report)}"
+        f"{_counts_html('How the runs ended', '', report, _ending_rows(report))}"
+        f"{_counts_html('How near the failed runs came', _REACH_NOTE, report, _reach_rows(report))}"
+        f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
         f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_time_html(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
@@ -383,14 +448,32 @@ def _time_html(report: Report) -> str:
     return (f"<h2>Where the time goes</h2><p>{_TIME_NOTE}</p><table><tr>{head}</tr>{body}</table>")
 
 
+_Kind = TypeVar("_Kind", bound=str)
+
+
+def _count_rows(report: Report, kinds: Sequence[_Kind], notes: Mapping[_Kind, str],
+                counted: Callable[[StrategyReport], Mapping[_Kind, int]]) -> list[tuple[str, ...]]:
+    """One row per kind some strategy counted, with its note and each strategy's count."""
+    shown = [kind for kind in kinds if any(kind in counted(s) for s in report.strategies)]
+    return [(kind, notes[kind], *(str(counted(s).get(kind, 0)) for s in report.strategies)) for kind in shown]
+
+
 def _ending_rows(report: Report) -> list[tuple[str, ...]]:
     """One row per way a run can end that some run did, with how many of each strategy's runs ended so."""
-    kinds = [kind for kind in ENDINGS if any(kind in s.endings for s in report.strategies)]
-    return [(kind, ENDING_NOTES[kind], *(str(s.endings.get(kind, 0)) for s in report.strategies)) for kind in kinds]
+    return _count_rows(report, ENDINGS, ENDING_NOTES, lambda s: s.endings)
 
 
-def _endings_html(report: Report) -> str:
-    rows = _ending_rows(report)
+def _reach_rows(report: Report) -> list[tuple[str, ...]]:
+    """One row per nearness some failed run came to, with how many of each strategy's failed runs came so near."""
+    return _count_rows(report, REACHES, REACH_NOTES, lambda s: s.reach)
+
+
+_REACH_NOTE = ("Of the runs that failed an information task an evaluator checks without a judge, or a navigation "
+               "task: how near they came, read from the run store's pages (the text each node's model was shown and "
+               "the answer proposed there).")
+
+
+def _counts_html(title: str, intro: str, report: Report, rows: list[tuple[str, ...]]) -> str:
     if not rows:
         return ""
     e = html.escape
@@ -398,8 +481,18 @@ def _endings_html(report: Report) -> str:
     body = "".join(f"<tr><td title='{e(note)}'>{e(kind)}</td>" + "".join(f"<td>{n}</td>" for n in counts) + "</tr>"
                    for kind, note, *counts in rows)
     notes = "".join(f"<li><strong>{e(kind)}</strong>: {e(note)}</li>" for kind, note, *_ in rows)
-    return (f"<h2>How the runs ended</h2><table><tr><th></th>{head}</tr>{body}</table>"
+    intro_html = f"<p>{e(intro)}</p>" if intro else ""
+    return (f"<h2>{e(title)}</h2>{intro_html}<table><tr><th></th>{head}</tr>{body}</table>"
             f"<ul class='hint'>{notes}</ul>")
+
+
+def _counts_markdown(intro: str, first: str, report: Report, rows: list[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return []
+    labels = [s.label for s in report.strategies]
+    return ["", intro, "", f"| {first} | " + " | ".join(labels) + " |", "|---|" + "--:|" * len(labels),
+            *(f"| {kind} | " + " | ".join(counts) + " |" for kind, _, *counts in rows),
+            "", *(f"- *{kind}*: {note}" for kind, note, *_ in rows)]
 
 
 def _not_evaluated_lines(report: Report) -> list[str]:
@@ -456,13 +549,8 @@ def render_markdown(report: Report) -> str:
     if report.not_evaluated:
         lines += ["", "Not evaluated, so left out of the rates (the task could not be set up or judged):", "",
                   *(f"- {line}" for line in _not_evaluated_lines(report))]
-    endings = _ending_rows(report)
-    if endings:
-        labels = [s.label for s in report.strategies]
-        lines += ["", "How the runs ended:", "", "| ending | " + " | ".join(labels) + " |",
-                  "|---|" + "--:|" * len(labels), *(f"| {kind} | " + " | ".join(counts) + " |"
-                                                     for kind, _, *counts in endings),
-                  "", *(f"- *{kind}*: {note}" for kind, note, *_ in endings)]
+    lines += _counts_markdown("How the runs ended:", "ending", report, _ending_rows(report))
+    lines += _counts_markdown(f"How near the failed runs came. {_REACH_NOTE}", "came", report, _reach_rows(report))
     timed = _time_rows(report)
     if timed:
         lines += ["", f"Where the time goes. {_TIME_NOTE}", "",
@@ -472,11 +560,13 @@ def render_markdown(report: Report) -> str:
 
 
 def write_report(folders: Sequence[Path], out: Path, common: bool = False,
-                 strategies: Sequence[str] | None = None) -> Report:
+                 strategies: Sequence[str] | None = None, tasks: Sequence[TaskConfig] = ()) -> Report:
     """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md;
-    `common`: only the tasks every row has a result for; `strategies`: only theirs (None: all)."""
-    results = [r for r in load_results(folders) if strategies is None or r.strategy in strategies]
-    report = build_report(results, [str(f) for f in folders], common)
+    `common`: only the tasks every row has a result for; `strategies`: only theirs (None: all); `tasks`: the results'
+    task configs, for how near the failed runs came (none: not told)."""
+    read = _read(folders)
+    results = [r for r in _latest(read) if strategies is None or r.strategy in strategies]
+    report = build_report(results, [str(f) for f in folders], common, _reaches(read, tasks))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")

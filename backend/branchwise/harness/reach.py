@@ -1,0 +1,100 @@
+"""Whether a run that failed its task had the right answer within reach: where a strategy loses the tasks it fails,
+reading a page or getting to it, is what says what would change its result.
+
+Read from the run store: each node keeps the page text its model was shown there and the answer proposed there.
+- An information task whose reference an evaluator without a judge can check (exact_match, must_include): its right
+  answer was *proposed* at some node but not given; else it was *shown* (on a page the model read) but never
+  proposed; else *not shown*. A number (a count, a price) is not looked for on the pages: other things' numbers
+  would be found.
+- A navigation task (url_match): the reference page was *reached* at some node, the run ending elsewhere; else *not
+  reached*.
+Tasks an LLM judges (fuzzy_match, the unachievable ones) and state changes are not told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+from urllib.parse import urlsplit
+
+from ..store import NodeRecord
+from .evaluators import answer_holds, clean_answer, tokens, url_match
+from .sites import PLACEHOLDER
+from .tasks import ReferenceAnswers, TaskConfig
+
+Reach = Literal["proposed", "shown", "not shown", "a number, not proposed", "reached", "not reached"]
+
+# In the order the report shows them.
+REACHES: tuple[Reach, ...] = ("proposed", "shown", "not shown", "a number, not proposed", "reached", "not reached")
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
+
+REACH_NOTES: dict[Reach, str] = {
+    "proposed": "the right answer was proposed on the way but not given (the search chose another, or none)",
+    "shown": "the right answer was on a page the model was shown, and never proposed",
+    "not shown": "no page the model was shown had the right answer",
+    "a number, not proposed": "the right answer is a number and was never proposed; whether a page showed it cannot "
+                              "be told from the page's text (pages show numbers of other things: '-5 points', "
+                              "'18 stars')",
+    "reached": "the run was on the right page on the way, and ended elsewhere",
+    "not reached": "the run never was on the right page",
+}
+
+
+def _page_words(text: str) -> list[str]:
+    """The page's words as an answer is looked for in them: without the tab and URL lines (a user's name in the URL
+    of their post is not on the page)."""
+    return tokens("\n".join(line for line in text.splitlines() if not line.startswith(("Tab ", "URL: "))).lower())
+
+
+def _contains(words: list[str], part: list[str]) -> bool:
+    n = len(part)
+    return n > 0 and any(words[i:i + n] == part for i in range(len(words) - n + 1))
+
+
+def _items(references: ReferenceAnswers) -> list[str]:
+    """The exact answer, or each item the answer must include."""
+    return ([references.exact_match] if references.exact_match is not None else []) + (references.must_include or [])
+
+
+def is_number(references: ReferenceAnswers) -> bool:
+    items = _items(references)
+    return bool(items) and all(_NUMBER.fullmatch(item.strip().lstrip("$")) for item in items)
+
+
+def shown(references: ReferenceAnswers, page_text: str) -> bool:
+    """Every reference is on the page, as whole words."""
+    items = _items(references)
+    words = _page_words(page_text)
+    return bool(items) and all(_contains(words, tokens(clean_answer(item))) for item in items)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def reached(reference_url: str, url: str) -> bool:
+    """The page is the reference page, the reference's site placeholders standing for the page's own origin (the
+    eval's sandboxes change ports from task to task)."""
+    return bool(url) and url_match(PLACEHOLDER.sub(_origin(url), reference_url), url) == 1.0
+
+
+def reach(task: TaskConfig, nodes: Sequence[NodeRecord]) -> Reach | None:
+    """How near the run with these nodes came to solving the task; None when it cannot be told (see the module)."""
+    spec = task.eval
+    if {"program_html", "db_check"} & set(spec.eval_types):
+        return None
+    references = spec.reference_answers
+    if "string_match" in spec.eval_types and references is not None:
+        if references.fuzzy_match is not None:
+            return None
+        if any(node.answer and answer_holds(references, node.answer) == 1.0 for node in nodes):
+            return "proposed"
+        if is_number(references):
+            return "a number, not proposed"
+        return "shown" if any(shown(references, node.observation_text) for node in nodes) else "not shown"
+    if "url_match" in spec.eval_types and spec.reference_url:
+        return "reached" if any(reached(spec.reference_url, node.url) for node in nodes) else "not reached"
+    return None
