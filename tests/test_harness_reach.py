@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from branchwise.cli import main
-from branchwise.harness.reach import reach, reached
-from branchwise.harness.report import build_report, load_reaches, load_results, render_html, render_markdown
+from branchwise.harness.reach import answer_source, nearness, reach, reached
+from branchwise.harness.report import build_report, load_nearness, load_results, render_html, render_markdown
 from branchwise.harness.run import TaskResult
 from branchwise.harness.tasks import TaskConfig
 from branchwise.store import NodeRecord, RunRecord, RunStore, default_store_path
@@ -87,6 +87,21 @@ def test_what_a_judge_decides_is_not_told() -> None:
     assert reach(change, [page(POST)]) is None
 
 
+def test_a_wrong_answer_on_a_page_shown_was_read_one_on_none_made_up() -> None:
+    pages = [page("[1] RootWebArea 'Front page'\n"), page(POST, node_id=1)]
+    assert answer_source("Harbor_lights", pages) == "on a page shown"
+    assert answer_source("12 comments", pages) == "on a page shown"
+    assert answer_source("$499.95", pages) == "on no page shown"
+    assert answer_source("23", pages) == "on no page shown"
+    # Its words in order, not some of them: "quiet coffee" is there, "coffee quiet" is not.
+    assert answer_source("coffee quiet", pages) == "on no page shown"
+    assert answer_source("", pages) is None and answer_source(" n/a ", pages) is None
+    # Told for an information task whatever judges it (here an unachievable one), never for a navigation task.
+    assert nearness(answer_task(fuzzy_match="N/A"), "$499.95", pages).answer_source == "on no page shown"
+    sort = task({"eval_types": ["url_match"], "reference_url": "__REDDIT__/f/linux?sort=top"})
+    assert nearness(sort, "done", pages).answer_source is None
+
+
 def result(task_id: int, strategy: str, score: float, run_id: str) -> TaskResult:
     return TaskResult.model_validate(dict(
         task_id=task_id, intent=f"task {task_id}", sites=["reddit"], eval_types=["string_match"], unachievable=False,
@@ -111,14 +126,18 @@ def test_the_report_counts_how_near_each_strategys_failed_runs_came(tmp_path: Pa
     tasks = [answer_task(1, exact_match="harbor_lights"), answer_task(2, exact_match="sunny_comet"),
              answer_task(3, exact_match="quiet_walrus")]
 
-    report = build_report(load_results([folder]), ["x"], reaches=load_reaches([folder], tasks))
+    report = build_report(load_results([folder]), ["x"], near=load_nearness([folder], tasks))
     rows = {s.label: s.reach for s in report.strategies}
     # The solved run and the run the store does not keep are not counted.
     assert rows == {"action_aware": {}, "best_first": {"proposed": 1}, "greedy": {"shown": 1, "not shown": 1}}
     table = render_markdown(report)
     assert "| came | action_aware | best_first | greedy |" in table
     assert "| proposed | 0 | 1 | 0 |" in table and "| not shown | 0 | 0 | 1 |" in table
+    # greedy's wrong answer, cosmic_pretzel, is on none of the pages its two runs were shown.
+    assert {s.label: s.answer_sources for s in report.strategies}["greedy"] == {"on no page shown": 2}
+    assert "| on no page shown | 0 | 1 | 2 |" in table
     assert "How near the failed runs came" in render_html(report)
+    assert "Where the wrong answers came from" in render_html(report)
     # Without the tasks nothing is told, and the table is left out.
     assert "How near" not in render_markdown(build_report(load_results([folder]), ["x"]))
 
@@ -138,5 +157,5 @@ def test_a_later_result_of_the_same_run_key_replaces_how_near_the_earlier_came(t
             store.upsert_node(page(POST).model_copy(update={"run_id": "run"}))
         (folder / "results.jsonl").write_text(result(1, "greedy", score, "run").model_dump_json() + "\n")
     tasks = [answer_task(1, exact_match="harbor_lights")]
-    assert list(load_reaches([first], tasks).values()) == ["shown"]
-    assert load_reaches([first, second], tasks) == {}
+    assert [n.reach for n in load_nearness([first], tasks).values()] == ["shown"]
+    assert load_nearness([first, second], tasks) == {}

@@ -9,24 +9,37 @@ Read from the run store: each node keeps the page text its model was shown there
 - A navigation task (url_match): the reference page was *reached* at some node, the run ending elsewhere; else *not
   reached*.
 Tasks an LLM judges (fuzzy_match, the unachievable ones) and state changes are not told.
+
+And where a wrong answer came from, whatever the task: *on a page shown* (the model read the wrong thing) or *on no
+page shown* (the model made it up: a price, a count, a name no page it read had).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
 from ..store import NodeRecord
 from .evaluators import answer_holds, clean_answer, tokens, url_match
 from .sites import PLACEHOLDER
-from .tasks import ReferenceAnswers, TaskConfig
+from .tasks import NOT_ACHIEVABLE, ReferenceAnswers, TaskConfig
 
 Reach = Literal["proposed", "shown", "not shown", "a number, not proposed", "reached", "not reached"]
 
 # In the order the report shows them.
 REACHES: tuple[Reach, ...] = ("proposed", "shown", "not shown", "a number, not proposed", "reached", "not reached")
+
+AnswerSource = Literal["on a page shown", "on no page shown"]
+
+ANSWER_SOURCES: tuple[AnswerSource, ...] = ("on a page shown", "on no page shown")
+
+ANSWER_SOURCE_NOTES: dict[AnswerSource, str] = {
+    "on a page shown": "the wrong answer is on a page the model was shown: it read the wrong thing",
+    "on no page shown": "no page the model was shown has the wrong answer: it made it up",
+}
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 
@@ -70,6 +83,15 @@ def shown(references: ReferenceAnswers, page_text: str) -> bool:
     return bool(items) and all(_contains(words, tokens(clean_answer(item))) for item in items)
 
 
+def answer_source(answer: str, nodes: Sequence[NodeRecord]) -> AnswerSource | None:
+    """Whether the answer's words, in order, are on a page the model was shown; None for no answer, or "N/A"."""
+    words = tokens(clean_answer(answer))
+    if not words or clean_answer(answer) == NOT_ACHIEVABLE.lower():
+        return None
+    on_page = any(_contains(_page_words(node.observation_text), words) for node in nodes)
+    return "on a page shown" if on_page else "on no page shown"
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -79,6 +101,20 @@ def reached(reference_url: str, url: str) -> bool:
     """The page is the reference page, the reference's site placeholders standing for the page's own origin (the
     eval's sandboxes change ports from task to task)."""
     return bool(url) and url_match(PLACEHOLDER.sub(_origin(url), reference_url), url) == 1.0
+
+
+@dataclass(frozen=True)
+class Nearness:
+    """How near a failed run came to its task, and where its wrong answer came from; None where it cannot be told."""
+
+    reach: Reach | None
+    answer_source: AnswerSource | None
+
+
+def nearness(task: TaskConfig, answer: str, nodes: Sequence[NodeRecord]) -> Nearness:
+    """Of a failed run that gave this answer and made these nodes."""
+    wrong = "string_match" in task.eval.eval_types
+    return Nearness(reach(task, nodes), answer_source(answer, nodes) if wrong else None)
 
 
 def reach(task: TaskConfig, nodes: Sequence[NodeRecord]) -> Reach | None:

@@ -21,11 +21,12 @@ from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
 from ..store import RunNotFound, RunStore, default_store_path
 from .endings import ENDING_NOTES, ENDINGS, Ending, count_endings
-from .reach import REACH_NOTES, REACHES, Reach, reach
+from .reach import ANSWER_SOURCE_NOTES, ANSWER_SOURCES, REACH_NOTES, REACHES, AnswerSource, Nearness, Reach, nearness
 from .run import RESULTS_FILE, ResultKey, TaskResult, model_seconds, model_wait_s, read_results
 from .tasks import TaskConfig
 
 Z95 = 1.96
+_Kind = TypeVar("_Kind", bound=str)
 
 
 
@@ -109,8 +110,10 @@ class StrategyReport(BaseModel):
     not_evaluated: int = 0
     # How many of its runs ended each way (endings.py).
     endings: dict[Ending, int] = {}
-    # Of its failed runs whose nearness the report could tell (reach.py), how many came how near.
+    # Of its failed runs whose nearness the report could tell (reach.py), how many came how near, and where those
+    # that answered an information task wrong took their answers from.
     reach: dict[Reach, int] = {}
+    answer_sources: dict[AnswerSource, int] = {}
 
 
 class Report(BaseModel):
@@ -157,21 +160,21 @@ def load_results(folders: Iterable[Path]) -> list[TaskResult]:
     return _latest(_read(folders))
 
 
-def load_reaches(folders: Iterable[Path], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Reach]:
+def load_nearness(folders: Iterable[Path], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Nearness]:
     """How near each failed run came to its task (reach.py), read from its folder's run store; the last result of a
-    key wins, as in load_results. Runs the store does not keep, and tasks the report cannot tell, are left out."""
-    return _reaches(_read(folders), tasks)
+    key wins, as in load_results. Runs the store does not keep, and runs of tasks not given, are left out."""
+    return _nearness(_read(folders), tasks)
 
 
-def _reaches(read: Sequence[_Folder], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Reach]:
+def _nearness(read: Sequence[_Folder], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Nearness]:
     by_id = {task.task_id: task for task in tasks}
-    reaches: dict[ResultKey, Reach] = {}
+    told: dict[ResultKey, Nearness] = {}
     for folder in read:
         if not by_id or not folder.store.exists():
             continue
         with RunStore(folder.store) as store:
             for result in folder.results:
-                reaches.pop(result.key, None)
+                told.pop(result.key, None)
                 task = by_id.get(result.task_id)
                 if task is None or not result.evaluated or result.score >= 1:
                     continue
@@ -179,10 +182,8 @@ def _reaches(read: Sequence[_Folder], tasks: Iterable[TaskConfig]) -> dict[Resul
                     nodes = store.load_run(result.run_id).nodes
                 except RunNotFound:
                     continue
-                told = reach(task, nodes)
-                if told is not None:
-                    reaches[result.key] = told
-    return reaches
+                told[result.key] = nearness(task, result.answer, nodes)
+    return told
 
 
 def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
@@ -259,10 +260,10 @@ def _costs(results: Sequence[TaskResult]) -> Costs:
 
 
 def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: bool = False,
-                 reaches: Mapping[ResultKey, Reach] | None = None) -> Report:
-    """The report of the results; `common`: only the tasks every row has a result for; `reaches`: how near failed
-    runs came (load_reaches)."""
-    reaches = reaches or {}
+                 near: Mapping[ResultKey, Nearness] | None = None) -> Report:
+    """The report of the results; `common`: only the tasks every row has a result for; `near`: how near failed runs
+    came (load_nearness)."""
+    near = near or {}
     left_out: list[int] = []
     if common:
         results, left_out = common_tasks(results)
@@ -283,7 +284,8 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
             sr_ac=_rate([r for r in group if not r.unachievable]), sr_ua=_rate([r for r in group if r.unachievable]),
             by_site=_grouped(group, lambda r: r.sites), by_type=_grouped(group, lambda r: [task_type(r)]),
             costs=_costs(group), not_evaluated=sum(not r.evaluated for r in group), endings=count_endings(group),
-            reach=_count_reaches(group, reaches))
+            reach=_count([near[r.key].reach for r in group if r.key in near], REACHES),
+            answer_sources=_count([near[r.key].answer_source for r in group if r.key in near], ANSWER_SOURCES))
         for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
@@ -294,9 +296,8 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
                   not_evaluated=sorted((r.task_id, label(r), r.eval_error) for r in results if not r.evaluated))
 
 
-def _count_reaches(results: Sequence[TaskResult], reaches: Mapping[ResultKey, Reach]) -> dict[Reach, int]:
-    told = [reaches[r.key] for r in results if r.key in reaches]
-    return {kind: told.count(kind) for kind in REACHES if kind in told}
+def _count(told: Sequence[_Kind | None], kinds: Sequence[_Kind]) -> dict[_Kind, int]:
+    return {kind: told.count(kind) for kind in kinds if kind in told}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -407,6 +408,7 @@ def render_html(report: Report) -> str:
         f"{_not_evaluated_html(report)}"
         f"{_counts_html('How the runs ended', '', report, _ending_rows(report))}"
         f"{_counts_html('How near the failed runs came', _REACH_NOTE, report, _reach_rows(report))}"
+        f"{_counts_html('Where the wrong answers came from', _ANSWER_SOURCE_NOTE, report, _answer_source_rows(report))}"
         f"<h2>Success against cost</h2>{_sr_vs_cost(report)}"
         f"<h2>Where the model calls go</h2>{_calls_by_role(report)}{_time_html(report)}{_mistakes(report)}"
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
@@ -448,9 +450,6 @@ def _time_html(report: Report) -> str:
     return (f"<h2>Where the time goes</h2><p>{_TIME_NOTE}</p><table><tr>{head}</tr>{body}</table>")
 
 
-_Kind = TypeVar("_Kind", bound=str)
-
-
 def _count_rows(report: Report, kinds: Sequence[_Kind], notes: Mapping[_Kind, str],
                 counted: Callable[[StrategyReport], Mapping[_Kind, int]]) -> list[tuple[str, ...]]:
     """One row per kind some strategy counted, with its note and each strategy's count."""
@@ -468,9 +467,15 @@ def _reach_rows(report: Report) -> list[tuple[str, ...]]:
     return _count_rows(report, REACHES, REACH_NOTES, lambda s: s.reach)
 
 
+def _answer_source_rows(report: Report) -> list[tuple[str, ...]]:
+    return _count_rows(report, ANSWER_SOURCES, ANSWER_SOURCE_NOTES, lambda s: s.answer_sources)
+
+
 _REACH_NOTE = ("Of the runs that failed an information task an evaluator checks without a judge, or a navigation "
                "task: how near they came, read from the run store's pages (the text each node's model was shown and "
                "the answer proposed there).")
+_ANSWER_SOURCE_NOTE = ("Of the runs that answered an information task wrong (\"N/A\" aside): whether the answer, its "
+                       "words in order, is on a page the model was shown.")
 
 
 def _counts_html(title: str, intro: str, report: Report, rows: list[tuple[str, ...]]) -> str:
@@ -551,6 +556,8 @@ def render_markdown(report: Report) -> str:
                   *(f"- {line}" for line in _not_evaluated_lines(report))]
     lines += _counts_markdown("How the runs ended:", "ending", report, _ending_rows(report))
     lines += _counts_markdown(f"How near the failed runs came. {_REACH_NOTE}", "came", report, _reach_rows(report))
+    lines += _counts_markdown(f"Where the wrong answers came from. {_ANSWER_SOURCE_NOTE}", "answer", report,
+                              _answer_source_rows(report))
     timed = _time_rows(report)
     if timed:
         lines += ["", f"Where the time goes. {_TIME_NOTE}", "",
@@ -566,7 +573,7 @@ def write_report(folders: Sequence[Path], out: Path, common: bool = False,
     task configs, for how near the failed runs came (none: not told)."""
     read = _read(folders)
     results = [r for r in _latest(read) if strategies is None or r.strategy in strategies]
-    report = build_report(results, [str(f) for f in folders], common, _reaches(read, tasks))
+    report = build_report(results, [str(f) for f in folders], common, _nearness(read, tasks))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")
