@@ -62,6 +62,13 @@ def test_every_item_the_answer_must_include_must_be_shown() -> None:
     assert reach(colours, [page(three), page(three + "\t[5] option 'Plum'\n", node_id=1)]) == "shown"
 
 
+def test_an_unachievable_tasks_na_proposed_on_the_way_is_told() -> None:
+    """best_first on the real run proposed "N/A" and "$499.95" for a product the shop does not sell, and chose the
+    made-up price."""
+    cannot = answer_task(fuzzy_match="N/A")
+    assert reach(cannot, [page(POST, answer=" n/a"), page(POST, answer="$499.95", node_id=1)]) == "proposed"
+
+
 def test_a_number_is_not_looked_for_on_the_pages() -> None:
     """'12 comments' and '-5 points' are on the page: a count of 12 or 5 would be found there whatever it counts."""
     for count in ("12", "5", "$66.95"):
@@ -80,7 +87,7 @@ def test_the_right_page_reached_on_the_way_whatever_the_port() -> None:
 
 
 def test_what_a_judge_decides_is_not_told() -> None:
-    assert reach(answer_task(fuzzy_match="N/A"), [page(POST, answer="N/A")]) is None
+    assert reach(answer_task(fuzzy_match="N/A"), [page(POST, answer="$499.95")]) is None
     assert reach(answer_task(fuzzy_match=["a quiet place"]), [page(POST)]) is None
     change = task({"eval_types": ["db_check"], "db_check": [{"site": "reddit", "query": "SELECT 1",
                                                              "rows": [[1]]}]})

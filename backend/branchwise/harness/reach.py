@@ -8,7 +8,8 @@ Read from the run store: each node keeps the page text its model was shown there
   would be found.
 - A navigation task (url_match): the reference page was *reached* at some node, the run ending elsewhere; else *not
   reached*.
-Tasks an LLM judges (fuzzy_match, the unachievable ones) and state changes are not told.
+An unachievable task's "N/A" proposed on the way but not given is *proposed* too; otherwise tasks an LLM judges
+(fuzzy_match) and state changes are not told.
 
 And where a wrong answer came from, whatever the task: *on a page shown* (the model read the wrong thing) or *on no
 page shown* (the model made it up: a price, a count, a name no page it read had).
@@ -23,7 +24,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ..store import NodeRecord
-from .evaluators import answer_holds, clean_answer, tokens, url_match
+from .evaluators import answer_holds, clean_answer, exact_match, tokens, url_match
 from .sites import PLACEHOLDER
 from .tasks import NOT_ACHIEVABLE, ReferenceAnswers, TaskConfig
 
@@ -124,6 +125,10 @@ def reach(task: TaskConfig, nodes: Sequence[NodeRecord]) -> Reach | None:
         return None
     references = spec.reference_answers
     if "string_match" in spec.eval_types and references is not None:
+        if references.fuzzy_match == NOT_ACHIEVABLE:
+            # A bare "N/A" proposed is right; whether the judge would have taken another report cannot be told.
+            said = any(node.answer and exact_match(NOT_ACHIEVABLE, node.answer) for node in nodes)
+            return "proposed" if said else None
         if references.fuzzy_match is not None:
             return None
         if any(node.answer and answer_holds(references, node.answer) == 1.0 for node in nodes):
