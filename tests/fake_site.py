@@ -1,8 +1,10 @@
 """A small fake site for the planner's strategy tests: pages linked by their links, an environment that walks them, a
 backtracker that records where search went back to (and can be told to fail), and model answers keyed on the page.
 
-Home ([1] Books, [2] About, [3] Contact, [4] button Subscribe) -> Books ([1] Home, [2] Orchard, [3] button Buy all) ->
-Orchard ([1] Home, [2] 'Published 1997', [3] Books).
+Home ([1] Books, [2] About, [3] Contact, [4] button Subscribe, [5] 'New: The Quiet Orchard, 1997 (2003 edition)') ->
+Books ([1] Home, [2] Orchard, [3] button Buy all, [4] 'The Quiet Orchard, 1997') -> Orchard ([1] Home,
+[2] 'Published 1997', [3] Books). The years are on the pages before Orchard too: an answer gives only numbers a page
+showed.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ HOME_URL, BOOKS_URL, ORCHARD_URL = "https://books.example/", "https://books.exam
 ABOUT_URL, CONTACT_URL = "https://books.example/about", "https://books.example/contact"
 PAGES = {
     HOME_URL: page(("link", "Books"), ("link", "About"), ("link", "Contact"), ("button", "Subscribe"),
-                   url=HOME_URL, title="Home"),
-    BOOKS_URL: page(("link", "Home"), ("link", "Orchard"), ("button", "Buy all"), url=BOOKS_URL, title="Books"),
+                   ("StaticText", "New: The Quiet Orchard, 1997 (2003 edition)"), url=HOME_URL, title="Home"),
+    BOOKS_URL: page(("link", "Home"), ("link", "Orchard"), ("button", "Buy all"),
+                    ("StaticText", "The Quiet Orchard, 1997"), url=BOOKS_URL, title="Books"),
     ORCHARD_URL: page(("link", "Home"), ("StaticText", "Published 1997"), ("link", "Books"), url=ORCHARD_URL,
                       title="The Quiet Orchard"),
     ABOUT_URL: page(("link", "Home"), url=ABOUT_URL, title="About"),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from branchwise.actions import Action
+from branchwise.actions import Action, Stop
 from branchwise.agent.env import ExecResult
 from branchwise.agent.records import RunResult, StepRecord
 from branchwise.agent.reporting import TerminalReporter
@@ -32,6 +32,7 @@ from branchwise.search.resume import (
     verdict,
 )
 from branchwise.search.roles import ModelRoles, RoleModel
+from branchwise.search.validate import validate_action
 from branchwise.search.value import ValueConfig
 from branchwise.store import AuditRecord, NodeRecord, RunRecord, RunStore, StoredRun, UsageRecord
 
@@ -123,6 +124,18 @@ def test_the_restored_tree_is_the_recorded_path_and_new_ids_come_after_every_rec
     assert [n.action_text for n in tree.lineage(1)] == ["", "click [1]"]
     assert tree.lineage(1)[1].thought == "The planter's page."
     assert tree._next_id() == 3  # node 2 is on record, though not in the restored path
+
+
+def test_the_restored_path_has_seen_the_numbers_its_task_and_pages_showed(tmp_path: Path) -> None:
+    """An answer after a resume may give a number read before the backend stopped (validate: grounding)."""
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        stored = interrupted(store, task="Add 2 planters to the cart")
+    home = stored.nodes[0].model_copy(update={"observation_text": "[1] link 'Planter'\n[2] StaticText '$24.50'"})
+    tree = restored_tree(resume_point(stored.model_copy(update={"nodes": [home, *stored.nodes[1:]]})))
+    space = tree[1].space
+    assert space.seen_numbers is not None and {"2", "24.5"} <= space.seen_numbers
+    assert validate_action(Stop("$24.50 each"), None, space) is None
+    assert validate_action(Stop("$30"), None, space) is not None
 
 
 def view_of(env: ShopEnv) -> object:

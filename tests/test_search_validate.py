@@ -159,7 +159,7 @@ def test_action_space_of_a_short_page_at_the_top_of_a_fresh_tab() -> None:
     space = ActionSpace.of(view_with(ScrollInfo(y=0, viewport_height=900, page_height=900),
                                      NavigationInfo(can_go_back=False, can_go_forward=False)))
     assert space == ActionSpace(tab_count=1, can_scroll_up=False, can_scroll_down=False, can_go_back=False,
-                                can_go_forward=False)
+                                can_go_forward=False, seen_numbers=frozenset())
 
 
 def test_action_space_in_the_middle_of_a_long_page_with_history() -> None:
@@ -173,7 +173,7 @@ def test_action_space_in_the_middle_of_a_long_page_with_history() -> None:
 
 def test_unknown_scroll_and_history_forbid_nothing() -> None:
     space = ActionSpace.of(view_with(ScrollInfo()))
-    assert space == ActionSpace()
+    assert space == ActionSpace(seen_numbers=frozenset())
 
 
 def test_the_prompt_is_told_what_this_state_does_not_allow() -> None:

@@ -9,7 +9,8 @@ from typing import Literal
 
 from .status import Role
 
-MistakeKind = Literal["unparseable", "unknown_element", "invalid_action", "several_actions", "unreadable_verdict"]
+MistakeKind = Literal["unparseable", "unknown_element", "invalid_action", "several_actions", "unreadable_verdict",
+                      "ungrounded_answer"]
 # What each kind is called in reports.
 MISTAKE_NAMES: dict[MistakeKind, str] = {
     "unparseable": "answers with no valid action",
@@ -17,6 +18,7 @@ MISTAKE_NAMES: dict[MistakeKind, str] = {
     "invalid_action": "actions that could not be done",
     "several_actions": "answers with several actions (the first taken)",
     "unreadable_verdict": "unreadable verdicts",
+    "ungrounded_answer": "answers with a number no page on the way showed",
 }
 # Per role, per kind: how many.
 MistakeCounts = dict[Role, dict[MistakeKind, int]]

@@ -252,6 +252,10 @@ class _Run:
                 samples.append(Candidate(action, action.to_text(), thought))
             else:
                 policy.noted(mistake_of(action, node.page))
+                if isinstance(action, Stop):
+                    # An answer with a number no page showed counts from its second sample on: the model may have
+                    # counted it, and one sample of several is not the model insisting.
+                    node.space = node.space.with_seen(action.answer)
         top = top_by_count(samples, ctx.budget.scaled(self.config.branching))
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
         items: list[FrontierItem] = []

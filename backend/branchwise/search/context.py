@@ -131,10 +131,12 @@ def target_locator(node: Node, action: Action) -> Locator | None:
     return node.page.elements[element_id].locator
 
 
-def node_from_view(view: EnvView, **fields: object) -> Node:
+def node_from_view(view: EnvView, parent: Node | None = None, **fields: object) -> Node:
+    """The node of `view`, reached from `parent` (whose pages' numbers it has seen too); a root without."""
+    seen_before = parent.space.seen_numbers if parent is not None else None
     node = Node(id=-1, parent_id=None, depth=0, url=view.url, title=view.title, text=view.text, page=view.page,
-                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab, space=ActionSpace.of(view),
-                state=state_key(view.url, view.text))
+                tabs=tuple(t.url for t in view.tabs), active_tab=view.active_tab,
+                space=ActionSpace.of(view, seen_before), state=state_key(view.url, view.text))
     for name, value in fields.items():
         setattr(node, name, value)
     return node
@@ -146,6 +148,8 @@ async def start_node(ctx: SearchContext) -> Node:
     tree = ctx.state.tree
     if ctx.state.current is None:
         root = tree.add_root(node_from_view(await ctx.env.observe()))
+        # The task's numbers (an order number, a year) are the user's: an answer may give them.
+        root.space = root.space.with_seen(ctx.task)
         ctx.state.current = root.id
         await ctx.trace.node(root)
     await ctx.trace.at(ctx.env.tab_id)

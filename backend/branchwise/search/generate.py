@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Action, ActionParseError, Goto, NewTab, parse_response
+from ..actions import Action, ActionParseError, Goto, NewTab, Stop, parse_response
 from ..llm import ChatMessage
 from ..observation import PageView
 from ..policy.prompts import PromptConfig, build_cot_messages, newest_lines
@@ -121,6 +121,7 @@ async def _generate_one(
 ) -> Candidate | GenerationFailure:
     messages = variation_messages(data, variation, config)
     errors: list[str] = []
+    space = data.space
     for _ in range(config.max_retries):
         completion = await model.complete(messages, temperature=config.temperature)
         text = completion.text
@@ -134,10 +135,13 @@ async def _generate_one(
                 model.noted("several_actions")
             # A typed password or card number is masked in the candidate's text and thought from here on.
             action, thought = secrets.seal(parsed.action, parsed.thought, page)
-            problem = await _check(action, page, data.space, url_check)
+            problem = await _check(action, page, space, url_check)
             if problem is None:
                 return Candidate(action, action.to_text(), thought, sources=(variation.name,))
             model.noted(mistake_of(action, page))
+            if isinstance(action, Stop):
+                # A number no page showed, given again after being told so, is taken: the model may have counted it.
+                space = space.with_seen(action.answer)
             error = f"`{action.to_text()}` cannot be done: {problem}"
         errors.append(error)
         messages = [*messages, ChatMessage(role="assistant", content=secrets.scrub(text)),

@@ -84,16 +84,19 @@ class GreedySearch:
                 item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
                                     action_class=ActionClass.TERMINATING if isinstance(action, Stop)
                                     else ActionClass.SAFE, reward=0.0, thought=thought)
-                if isinstance(action, Stop):
+                refusal = validate_action(action, node.page, node.space)
+                if isinstance(action, Stop) and refusal is None:
                     end = stop_node(ctx, node, item)
                     end.reward = None
                     await answer_at(ctx, end)
                     return SearchOutcome("finished", answer=action.answer)
-                refusal = validate_action(action, node.page, node.space)
                 repeats[(node.state, item.action_text)] += 1
                 if refusal is not None:
-                    # Not run: an element id the page does not have, a disabled one, a scroll with nowhere to go...
+                    # Not run: an element id the page does not have, a disabled one, a scroll with nowhere to go, an
+                    # answer with a number no page showed (taken if given again: the model may have counted it).
                     ctx.roles.policy.noted(mistake_of(action, node.page))
+                    if isinstance(action, Stop):
+                        node.space = node.space.with_seen(action.answer)
                     await _invalid(ctx, node, thought, f"not run: {refusal}", item.action_text)
                     previous = f"{item.action_text} (it cannot be done: {refusal})"
                     invalid_in_a_row += 1

@@ -23,9 +23,11 @@ from ..safety.secrets import mask_task
 from ..store import NodeRecord, StoredRun
 from .context import SearchContext, ask_approval, node_from_view, record_step
 from .frontier import FrontierItem
+from .grounding import numbers_in
 from .snapshot import settled_view, state_key
 from .step import advance
 from .tree import Node, SearchTree
+from .validate import ActionSpace
 
 # Why the user is asked before an action of unknown outcome runs again.
 AGAIN_REASON = ("it was sent just before the backend stopped, and the page still looks as it did before: it may or "
@@ -98,13 +100,16 @@ def restored_tree(point: ResumePoint) -> SearchTree:
     tree = SearchTree()
     tree.first_free = max(n.node_id for n in point.stored.nodes) + 1
     previous: Node | None = None
+    seen = numbers_in(point.stored.run.task)
     for record in recorded_path(point.stored, point.node_id):
+        # The numbers its pages showed: an answer on from here may give them (validate.ActionSpace.seen_numbers).
+        seen |= numbers_in(record.observation_text)
         node = Node(id=record.node_id, parent_id=record.parent_id, depth=record.depth, url=record.url,
                     title=record.title, text=record.observation_text, action_text=record.action_text,
                     action_class=ActionClass(record.action_class) if record.action_class else None,
                     thought=record.thought, reward=record.reward, value=record.value, checkpoint=record.checkpoint,
                     status=record.status, answer=record.answer,
-                    state=state_key(record.url, record.observation_text))
+                    state=state_key(record.url, record.observation_text), space=ActionSpace(seen_numbers=seen))
         if record.action_text:
             try:
                 node.action = parse_action(record.action_text)
@@ -130,7 +135,7 @@ def verdict(point: ResumePoint, node: Node, view: EnvView) -> Verdict:
 def rebind(node: Node, view: EnvView) -> None:
     """The node shows the live page (the same page as recorded, freshly read: its elements) from now on, to be
     expanded again."""
-    live = node_from_view(view)
+    live = node_from_view(view, node)
     node.url, node.title, node.text, node.page = live.url, live.title, live.text, live.page
     node.tabs, node.active_tab, node.space, node.state = live.tabs, live.active_tab, live.space, live.state
     node.status = "open"
@@ -149,7 +154,7 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
     if seen == "ran":
         assert point.unfinished is not None
         child = tree.add_child(node.id, node_from_view(
-            view, action=_parsed(point.unfinished), action_text=point.unfinished,
+            view, node, action=_parsed(point.unfinished), action_text=point.unfinished,
             action_class=point.unfinished_class))
         tree.root_id = ctx.state.current = child.id
         await ctx.trace.progress(f"resumed: `{point.unfinished}` had been sent before the backend stopped and the "
@@ -163,7 +168,7 @@ async def resume_into(ctx: SearchContext, point: ResumePoint) -> None:
         return
     if seen == "moved":
         # Another page than the record's: a node of its own (no action led there), so the record of #node stays true.
-        here = tree.add_child(node.id, node_from_view(view, thought="the run was resumed here"))
+        here = tree.add_child(node.id, node_from_view(view, node, thought="the run was resumed here"))
         here.depth = node.depth  # no step was taken
         tree.root_id = ctx.state.current = here.id
         await ctx.trace.node(here)

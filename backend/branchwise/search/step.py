@@ -127,7 +127,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         await record_step(ctx, refused, str(exc))
         raise
     child = tree.add_child(parent.id, node_from_view(
-        view, action=item.action, action_text=item.action_text, action_locator=item.locator,
+        view, parent, action=item.action, action_text=item.action_text, action_locator=item.locator,
         action_class=check.effective_class, thought=item.thought, reward=item.reward, progress=item.progress))
     ctx.state.current = child.id
     await record_step(ctx, child, "" if outcome.ok else outcome.error, outcome)

@@ -3,13 +3,13 @@
 Checked against the observation the action was proposed on, without touching the browser: the element exists and is
 enabled, a text field is editable, an option exists under the select, tab operations have tabs to work on, a scroll
 has somewhere to go, go_back/go_forward have history to move through, a goto/new_tab address is on a site the user's
-lists allow (safety/sites.py). Whether a `goto` address answers is checked separately, in a throw-away tab
-(urlcheck.py).
+lists allow (safety/sites.py), a stop's answer gives only numbers a page on the way showed (grounding.py). Whether a
+`goto` address answers is checked separately, in a throw-away tab (urlcheck.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -25,6 +25,7 @@ from ..actions import (
     Press,
     Scroll,
     SelectOption,
+    Stop,
     TabFocus,
     Type,
 )
@@ -32,6 +33,7 @@ from ..core.mistakes import MistakeKind
 from ..observation import PageView
 from ..observation.view import ElementInfo
 from ..safety.sites import SiteRules
+from .grounding import numbers_in, unseen_numbers
 
 if TYPE_CHECKING:
     from ..agent.env import EnvView
@@ -56,9 +58,12 @@ class ActionSpace:
     can_go_forward: bool = True
     # The user's site lists: a goto or new_tab to a refused site is refused here, with the reason for the model.
     sites: SiteRules = SiteRules()
+    # The numbers the pages on the way here showed, this one's included; None (unknown): any answer is allowed.
+    seen_numbers: frozenset[str] | None = None
 
     @classmethod
-    def of(cls, view: EnvView) -> ActionSpace:
+    def of(cls, view: EnvView, seen_before: frozenset[str] | None = None) -> ActionSpace:
+        """The state of `view`, reached from pages that showed `seen_before`."""
         scroll, navigation = view.scroll, view.navigation
         # A page that reported no size (dialog open, capture failed) is not known to be unscrollable.
         measured = scroll.page_height > 0 and scroll.viewport_height > 0
@@ -71,7 +76,15 @@ class ActionSpace:
             can_go_back=navigation.can_go_back is not False,
             can_go_forward=navigation.can_go_forward is not False,
             sites=view.sites,
+            seen_numbers=(seen_before or frozenset()) | numbers_in(view.text),
         )
+
+    def with_seen(self, text: str) -> ActionSpace:
+        """This state, with the text's numbers taken as seen: the task's own, or an answer's the model gave again
+        after being told no page showed them (a count it made itself)."""
+        if self.seen_numbers is None:
+            return self
+        return replace(self, seen_numbers=self.seen_numbers | numbers_in(text))
 
 
 def _flag(element: ElementInfo, name: str) -> bool:
@@ -138,6 +151,13 @@ def validate_action(action: Action, page: PageView | None, space: ActionSpace = 
             return "there is no previous page in this tab"
         case GoForward() if not space.can_go_forward:
             return "there is no next page in this tab to go forward to"
+        case Stop(answer=answer) if space.seen_numbers is not None:
+            unseen = unseen_numbers(answer, space.seen_numbers)
+            if unseen:
+                return (f"no page on the way here shows {', '.join(unseen)}; answer only with what the pages show, or "
+                        "N/A if the task cannot be done (a number you worked out from a page, say by counting its "
+                        "rows: give the same answer again)")
+            return None
     element_id = action.element_id
     if element_id is None or space.dialog_open or page is None:
         return None
@@ -168,7 +188,10 @@ def validate_action(action: Action, page: PageView | None, space: ActionSpace = 
 
 
 def mistake_of(action: Action, page: PageView | None) -> MistakeKind:
-    """What kind of mistake an action that failed validation is: an element id the page does not have, or another."""
+    """What kind of mistake an action that failed validation is: an element id the page does not have, an answer with
+    numbers no page showed, or another."""
+    if isinstance(action, Stop):
+        return "ungrounded_answer"
     element_id = action.element_id
     if element_id is not None and page is not None and element_id not in page.elements:
         return "unknown_element"

@@ -1,0 +1,41 @@
+"""An answer gives only numbers the run has seen: a price, a count or a total in a `stop` answer must be on a page
+on the way to it. On the real run at 887dbd2 (BENCHMARKS.md) best_first and action_aware made up 7 of their stop
+proposals' numbers ("$499.95" for a product the shop does not sell, "23" subscribers) and every one was wrong, while
+every right numeric answer proposed was on a page on its path. A number the model worked out itself (a count of the
+rows it read) is not on the page either: proposed again after the refusal, it is taken.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The element ids of the observation ("[123] link ...") are not the page's numbers.
+_ELEMENT_ID = re.compile(r"\[\d+\]")
+# A number is a whole word: "silver_maple73" holds none.
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|\w+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _canonical(number: str) -> str:
+    """1,345 and 1345 are one number, as are 200.00 and 200."""
+    if _THOUSANDS.fullmatch(number):
+        number = number.replace(",", "")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return number
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers the text shows, as whole words, the observation's element ids left out."""
+    words = _WORD.findall(_ELEMENT_ID.sub(" ", text))
+    return frozenset(_canonical(word) for word in words if _NUMBER.fullmatch(word))
+
+
+def unseen_numbers(answer: str, seen: frozenset[str]) -> list[str]:
+    """The answer's numbers that are not among those seen, in the answer's order."""
+    unseen: list[str] = []
+    for word in _WORD.findall(answer):
+        if _NUMBER.fullmatch(word) and _canonical(word) not in seen and word not in unseen:
+            unseen.append(word)
+    return unseen
