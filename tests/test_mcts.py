@@ -300,3 +300,35 @@ def test_a_stop_below_the_subtasks_start_is_a_dead_end_not_the_end_of_the_search
     run = run_pilot(tmp_path, pilot, max_attempts=1, max_replans=0)
     assert run.outcome == SearchOutcome("finished", answer="1997")
     assert [a for url, a in run.env.executed if url == HOME_URL] == ["click [2]", "click [1]"]
+
+
+class _Extracting(Pilot):
+    """The Extractor answers in turn with the given replies."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__()
+        self.replies = replies
+
+    def policy(self, call: Call) -> str:
+        # A second try is the Extractor's conversation with the reason last.
+        if any(re.search(r"^You are the Extractor", m.content, re.M) for m in call.messages if m.role == "user"):
+            self.calls.setdefault("extractor", []).append(call)
+            return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return super().policy(call)
+
+
+def test_the_extractors_made_up_number_is_refused_and_read_again(tmp_path: Path) -> None:
+    """As every strategy's answer: a number no page on the way showed is refused, with the reason; the Extractor
+    reads again."""
+    pilot = _Extracting(["Answer: 1999", "Answer: 1997"])
+    run = run_pilot(tmp_path / "a", pilot)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    [first, again] = pilot.calls["extractor"]
+    assert first.last.endswith(again.messages[-3].content[-200:])
+    assert "no page on the way here shows 1999" in again.last and "1999" in again.messages[-2].content
+    assert run.roles.mistakes()["planner"] == {"ungrounded_answer": 1}
+    # The same number given again is taken (a count the model made); another made-up one is no answer.
+    assert run_pilot(tmp_path / "b", _Extracting(["Answer: 3"])).outcome.answer == "3"
+    made_up = run_pilot(tmp_path / "c", _Extracting(["Answer: 1999", "Answer: 2001", "Answer: N/A"]))
+    assert made_up.outcome.answer not in ("1999", "2001")
+    assert made_up.roles.mistakes()["planner"] == {"ungrounded_answer": 2}

@@ -29,6 +29,7 @@ from branchwise.search.rephrase import build_rephrase_messages
 from branchwise.search.reward import build_checklist_messages, build_judge_messages, label_scores_from_text
 from branchwise.search.value import build_value_messages, parse_value
 from branchwise.search.webpilot import (
+    Subtask,
     WebPilotPrompts,
     appraise_messages,
     control_messages,
@@ -337,3 +338,14 @@ def test_webpilots_agents_plan_the_reference_steps_and_judge_them_truthfully(tas
     extracted = parse_extraction(answer(engine, prompt(extract_messages(task.intent, plan[-1], "click [27]", url,
                                                                         page, agents)))[0])
     assert extracted.answer is None  # one step in, not at the end of the solution
+
+
+def test_a_webpilot_agent_asked_again_after_a_refusal_is_still_read_as_that_agent(tasks: dict[int, TaskConfig]) -> None:
+    """mcts asks its Extractor again, in the same conversation, when the answer has a number no page showed."""
+    task, page = tasks[3034], page_text("tracker_dashboard")
+    asked = extract_messages(task.intent, Subtask("the count", extract=True), "click [27]", parse_page(page).url, page,
+                             WebPilotPrompts())
+    again = [*asked, ChatMessage(role="assistant", content="Answer: 4242"),
+             ChatMessage(role="user", content="no page on the way here shows 4242. Answer again in the same format.")]
+    first, second = read_request(prompt(asked)), read_request(prompt(again))
+    assert first.kind == second.kind == "extractor" and second.page == first.page

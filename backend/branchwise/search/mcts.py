@@ -259,9 +259,24 @@ class _Run:
         ctx = self.ctx
         for scrolled in range(self.config.max_scrolls + 1):
             node = self._here()
-            text = await self._ask(ctx.roles.plans, extract_messages(ctx.task, subtask, node.action_text, node.url,
-                                                                     node.text, self.agents))
+            messages = extract_messages(ctx.task, subtask, node.action_text, node.url, node.text, self.agents)
+            text = await self._ask(ctx.roles.plans, messages)
             reading = parse_extraction(text)
+            refusal = validate_action(Stop(reading.answer), node.page, node.space) if reading.answer else None
+            if reading.answer is not None and refusal is not None:
+                # A number no page on the way showed: told so, the Extractor reads again; the same number given
+                # again is taken (it may have counted rows), as the other strategies' answers are (validate.py);
+                # another made-up one is no answer.
+                ctx.roles.plans.noted("ungrounded_answer")
+                await ctx.trace.progress(f"extracted at #{node.id}: {reading.answer} (not taken: {refusal})")
+                text = await self._ask(ctx.roles.plans, [
+                    *messages, ChatMessage(role="assistant", content=ctx.secrets.scrub(text)),
+                    ChatMessage(role="user", content=f"{refusal}. Answer again in the same format.")])
+                space = node.space.with_seen(reading.answer)
+                reading = parse_extraction(text)
+                if reading.answer and validate_action(Stop(reading.answer), node.page, space) is not None:
+                    ctx.roles.plans.noted("ungrounded_answer")
+                    reading = Extraction(None)
             if reading.answer is not None:
                 self.not_found = False
                 await ctx.trace.progress(f"extracted at #{node.id}: {reading.answer}")

@@ -49,9 +49,16 @@ def _first_lines() -> tuple[tuple[PromptKind, str], ...]:
     return tuple((kind, load_prompt(name).strip().splitlines()[0].strip()) for kind, name in _MARKERS)
 
 
+def _agent_turn(prompt: Prompt) -> str:
+    """The last user turn that names its agent after the instructions mark (a WebPilot agent asked again, after the
+    reason its answer was refused, has a turn without one last), else the last user turn."""
+    return next((m.text for m in reversed(prompt.messages) if m.role == "user" and split_instructions(m.text)[1]),
+                prompt.last_user)
+
+
 def prompt_kind(prompt: Prompt) -> PromptKind:
     heads = {m.text.strip().splitlines()[0].strip() for m in prompt.messages if m.text.strip()}
-    agent = (split_instructions(prompt.last_user)[1] or "").strip()
+    agent = (split_instructions(_agent_turn(prompt))[1] or "").strip()
     if agent:
         heads.add(agent.splitlines()[0].strip())
     return next((kind for kind, line in _first_lines() if line in heads), "unknown")
@@ -158,7 +165,7 @@ def _read(prompt: Prompt) -> Request:
                        last_action=_last_action(history), start=history == NO_TRAJECTORY,
                        proposed=_parse(proposed[0] if proposed else None))
     if kind in ("planner", "appraiser", "controller", "extractor", "reflect"):
-        return _read_webpilot(kind, user)
+        return _read_webpilot(kind, _agent_turn(prompt))
     if kind == "fuzzy_judge":
         return Request(kind, answer=_between(user, "student answer:", "\nConclude the judgement") or "",
                        reference=_between(user, "reference answer:", "\n") or "")
