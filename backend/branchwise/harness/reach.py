@@ -33,17 +33,6 @@ Reach = Literal["proposed", "shown", "not shown", "a number, not proposed", "rea
 # In the order the report shows them.
 REACHES: tuple[Reach, ...] = ("proposed", "shown", "not shown", "a number, not proposed", "reached", "not reached")
 
-AnswerSource = Literal["on a page shown", "on no page shown"]
-
-ANSWER_SOURCES: tuple[AnswerSource, ...] = ("on a page shown", "on no page shown")
-
-ANSWER_SOURCE_NOTES: dict[AnswerSource, str] = {
-    "on a page shown": "the wrong answer is on a page the model was shown: it read the wrong thing",
-    "on no page shown": "no page the model was shown has the wrong answer: it made it up",
-}
-
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
-
 REACH_NOTES: dict[Reach, str] = {
     "proposed": "the right answer was proposed on the way but not given (the search chose another, or none)",
     "shown": "the right answer was on a page the model was shown, and never proposed",
@@ -54,6 +43,18 @@ REACH_NOTES: dict[Reach, str] = {
     "reached": "the run was on the right page on the way, and ended elsewhere",
     "not reached": "the run never was on the right page",
 }
+
+
+AnswerSource = Literal["on a page shown", "on no page shown"]
+
+ANSWER_SOURCES: tuple[AnswerSource, ...] = ("on a page shown", "on no page shown")
+
+ANSWER_SOURCE_NOTES: dict[AnswerSource, str] = {
+    "on a page shown": "the wrong answer is on a page the model was shown: it read the wrong thing",
+    "on no page shown": "no page the model was shown has the wrong answer: it made it up",
+}
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 
 
 def _page_words(text: str) -> list[str]:
