@@ -471,9 +471,9 @@ def _answer_source_rows(report: Report) -> list[tuple[str, ...]]:
     return _count_rows(report, ANSWER_SOURCES, ANSWER_SOURCE_NOTES, lambda s: s.answer_sources)
 
 
-_REACH_NOTE = ("Of the runs that failed an information task an evaluator checks without a judge, or a navigation "
-               "task: how near they came, read from the run store's pages (the text each node's model was shown and "
-               "the answer proposed there).")
+_REACH_NOTE = ("Of the runs that failed an information or navigation task: how near they came, read from the run "
+               "store's pages (the text each node's model was shown and the answer proposed there). Of the tasks an "
+               "LLM judges, only an unachievable one's bare \"N/A\" proposed on the way is told.")
 _ANSWER_SOURCE_NOTE = ("Of the runs that answered an information task wrong (\"N/A\" aside): whether the answer, its "
                        "words in order, is on a page the model was shown.")
 
