@@ -153,6 +153,10 @@ def test_the_report_counts_how_near_each_strategys_failed_runs_came(tmp_path: Pa
     configs.write_text(json.dumps([t.model_dump(exclude_defaults=True) for t in tasks]))
     assert main(["eval", "report", str(folder), "--tasks", str(configs), "--out", str(tmp_path / "out")]) == 0
     assert "| proposed | 0 | 1 | 0 |" in (tmp_path / "out" / "report.md").read_text()
+    # Task configs that cannot be read stop it with the reason, before any report is written.
+    assert main(["eval", "report", str(folder), "--tasks", str(tmp_path / "missing.json"),
+                 "--out", str(tmp_path / "none")]) == 2
+    assert not (tmp_path / "none").exists()
 
 
 def test_a_later_result_of_the_same_run_key_replaces_how_near_the_earlier_came(tmp_path: Path) -> None:
