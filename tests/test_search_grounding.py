@@ -43,6 +43,7 @@ def test_an_answer_s_numbers_are_compared_as_numbers() -> None:
     assert unseen_numbers("$80", seen) == [] and unseen_numbers("80.00 dollars", seen) == []
     assert unseen_numbers("$499.95, or 499.95 with 23 reviews", seen) == ["499.95", "23"]
     assert unseen_numbers("N/A", seen) == [] and unseen_numbers("silver_maple73", seen) == []
+    assert unseen_numbers("order 0096, 0 left", seen | {"0"}) == []
 
 
 def test_a_stop_with_a_number_no_page_showed_is_refused_until_given_again() -> None:

@@ -18,11 +18,13 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 
 
 def _canonical(number: str) -> str:
-    """1,345 and 1345 are one number, as are 200.00 and 200."""
+    """1,345 and 1345 are one number, as are 200.00 and 200, and 05 and 5."""
     if _THOUSANDS.fullmatch(number):
         number = number.replace(",", "")
     if "." in number:
         number = number.rstrip("0").rstrip(".")
+    elif number.isdigit():
+        number = number.lstrip("0") or "0"
     return number
 
 
