@@ -170,3 +170,6 @@ def test_a_later_result_of_the_same_run_key_replaces_how_near_the_earlier_came(t
     tasks = [answer_task(1, exact_match="harbor_lights")]
     assert [n.reach for n in load_nearness([first], tasks).values()] == ["shown"]
     assert load_nearness([first, second], tasks) == {}
+    # The later result replaces the earlier one's even from a folder without a run store.
+    (second / "runs.sqlite3").unlink()
+    assert load_nearness([first, second], tasks) == {}

@@ -32,7 +32,7 @@ URL: http://127.0.0.1:37519/product/96
 
 def test_the_numbers_a_page_shows_are_whole_words_without_the_element_ids() -> None:
     seen = numbers_in(PRODUCT)
-    assert {"66.95", "1345", "80", "96", "37519"} <= seen
+    assert {"66.95", "1345", "80", "96"} <= seen
     # [763] and [801] are element ids; "silver_maple73" is a name.
     assert not {"763", "801", "73"} & seen
 
@@ -44,6 +44,13 @@ def test_an_answer_s_numbers_are_compared_as_numbers() -> None:
     assert unseen_numbers("$499.95, or 499.95 with 23 reviews", seen) == ["499.95", "23"]
     assert unseen_numbers("N/A", seen) == [] and unseen_numbers("silver_maple73", seen) == []
     assert unseen_numbers("order 0096, 0 left", seen | {"0"}) == []
+
+
+def test_the_browser_s_tab_line_and_host_are_not_the_page_s_numbers_but_ids_in_names_are() -> None:
+    seen = numbers_in(PRODUCT + "\t[804] link 'Reviews [12]'\n\t[805] StaticText 'Total $1,000.50'\n")
+    assert not {"0", "37519", "127.0.0.1"} & seen  # "Tab 0", the URL's host and port
+    assert {"96", "12", "1000.5"} <= seen  # the URL's path; "[12]" in a link's name; 1,000.50
+    assert unseen_numbers("$1000.50", seen) == []
 
 
 def test_a_stop_with_a_number_no_page_showed_is_refused_until_given_again() -> None:
@@ -78,6 +85,13 @@ def test_greedy_takes_a_number_given_again_and_one_read_earlier_on_the_path(tmp_
     assert run.outcome.answer == "2003" and run.roles.mistakes() == {}
 
 
+def test_greedy_takes_a_refused_number_again_only_where_it_was_refused(tmp_path: Path) -> None:
+    policy = in_turn({HOME_URL: [act("stop [4242]"), act("click [1]")], BOOKS_URL: [act("stop [4242]"),
+                                                                                   act("stop [1997]")]})
+    run = search_site(tmp_path, GreedySearch(GreedyConfig()), policy)
+    assert run.outcome.answer == "1997" and run.roles.mistakes() == {"policy": {"ungrounded_answer": 2}}
+
+
 def test_best_first_drops_a_lone_made_up_answer_and_keeps_one_sampled_twice(tmp_path: Path) -> None:
     """The real run's best_first proposed "N/A" and "$499.95" for a product the shop does not sell; its value model
     scored the made-up price higher."""
@@ -96,6 +110,9 @@ def test_best_first_drops_a_lone_made_up_answer_and_keeps_one_sampled_twice(tmp_
 
     twice = search_site(tmp_path / "b", search, sampled(["stop [4242]", "stop [4242]", "click [1]"]), value)
     assert twice.outcome.answer == "4242"
+    # A refused sample allows its number at its node only: once below it, it is refused again.
+    below = search_site(tmp_path / "c", search, sampled(["stop [4242]", "click [1]", "click [1]"]), value)
+    assert below.outcome.answer != "4242"
 
 
 def test_an_action_aware_generator_is_told_and_answers_again(tmp_path: Path) -> None:

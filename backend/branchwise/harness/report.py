@@ -170,11 +170,12 @@ def _nearness(read: Sequence[_Folder], tasks: Iterable[TaskConfig]) -> dict[Resu
     by_id = {task.task_id: task for task in tasks}
     told: dict[ResultKey, Nearness] = {}
     for folder in read:
+        for result in folder.results:
+            told.pop(result.key, None)  # a later result of the key replaces an earlier one's, told or not
         if not by_id or not folder.store.exists():
             continue
         with RunStore(folder.store) as store:
             for result in folder.results:
-                told.pop(result.key, None)
                 task = by_id.get(result.task_id)
                 if task is None or not result.evaluated or result.score >= 1:
                     continue

@@ -239,6 +239,7 @@ class _Run:
                                                      temperature=self.config.temperature)
         samples: list[Candidate] = []
         policy = ctx.roles.policy
+        space = node.space
         for text in completion.texts:
             try:
                 parsed = parse_response(text)
@@ -248,14 +249,14 @@ class _Run:
             if parsed.dropped:
                 policy.noted("several_actions")
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
-            if validate_action(action, node.page, node.space) is None:
+            if validate_action(action, node.page, space) is None:
                 samples.append(Candidate(action, action.to_text(), thought))
             else:
                 policy.noted(mistake_of(action, node.page))
                 if isinstance(action, Stop):
                     # An answer with a number no page showed counts from its second sample on: the model may have
-                    # counted it, and one sample of several is not the model insisting.
-                    node.space = node.space.with_seen(action.answer)
+                    # counted it, and one sample of several is not the model insisting. Here only, not below.
+                    space = space.with_seen(action.answer)
         top = top_by_count(samples, ctx.budget.scaled(self.config.branching))
         classifications = await classify_candidates(ctx, node, [candidate.action for candidate, _ in top])
         items: list[FrontierItem] = []

@@ -10,7 +10,7 @@ mutating request the run makes is held and the user asked.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, defaultdict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,8 @@ class GreedySearch:
             await ensure_examples(ctx, config.retrieval)
         previous: str | None = None
         repeats: Counter[tuple[str, str]] = Counter()
+        # Per page, the answers refused there: given again on that page (not on a later one), their numbers are taken.
+        regiven: defaultdict[str, str] = defaultdict(str)
         invalid_in_a_row = 0
         outcome: SearchOutcome | None = None
         # A resumed run has taken the steps of its recorded path already.
@@ -84,7 +86,7 @@ class GreedySearch:
                 item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
                                     action_class=ActionClass.TERMINATING if isinstance(action, Stop)
                                     else ActionClass.SAFE, reward=0.0, thought=thought)
-                refusal = validate_action(action, node.page, node.space)
+                refusal = validate_action(action, node.page, node.space.with_seen(regiven[node.state]))
                 if isinstance(action, Stop) and refusal is None:
                     end = stop_node(ctx, node, item)
                     end.reward = None
@@ -96,7 +98,7 @@ class GreedySearch:
                     # answer with a number no page showed (taken if given again: the model may have counted it).
                     ctx.roles.policy.noted(mistake_of(action, node.page))
                     if isinstance(action, Stop):
-                        node.space = node.space.with_seen(action.answer)
+                        regiven[node.state] += f" {action.answer}"
                     await _invalid(ctx, node, thought, f"not run: {refusal}", item.action_text)
                     previous = f"{item.action_text} (it cannot be done: {refusal})"
                     invalid_in_a_row += 1

@@ -10,15 +10,15 @@ from __future__ import annotations
 import re
 
 # The element ids of the observation ("[123] link ...") are not the page's numbers.
-_ELEMENT_ID = re.compile(r"\[\d+\]")
+_ELEMENT_ID = re.compile(r"^(\s*)\[\d+\]", re.M)
 # A number is a whole word: "silver_maple73" holds none.
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
 def _canonical(number: str) -> str:
-    """1,345 and 1345 are one number, as are 200.00 and 200, and 05 and 5."""
+    """1,345 and 1345 are one number, as are 1,000.50 and 1000.5, 200.00 and 200, and 05 and 5."""
     if _THOUSANDS.fullmatch(number):
         number = number.replace(",", "")
     if "." in number:
@@ -29,8 +29,11 @@ def _canonical(number: str) -> str:
 
 
 def numbers_in(text: str) -> frozenset[str]:
-    """The numbers the text shows, as whole words, the observation's element ids left out."""
-    words = _WORD.findall(_ELEMENT_ID.sub(" ", text))
+    """The numbers the text shows (a word starting with digits gives them: "3rd" gives 3, "Q3" none), the
+    observation's element ids, tab line and URL host left out."""
+    # The tab line and the URL's host and port are the browser's, not the page's ("0", "7770").
+    lines = [re.sub(r"^URL: \w+://[^/]*", "URL: ", line) for line in text.splitlines() if not line.startswith("Tab ")]
+    words = _WORD.findall(_ELEMENT_ID.sub(r"\1", "\n".join(lines)))
     return frozenset(_canonical(word) for word in words if _NUMBER.fullmatch(word))
 
 
