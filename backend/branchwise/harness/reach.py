@@ -44,7 +44,6 @@ REACH_NOTES: dict[Reach, str] = {
     "not reached": "the run never was on the right page",
 }
 
-
 AnswerSource = Literal["on a page shown", "on no page shown"]
 
 ANSWER_SOURCES: tuple[AnswerSource, ...] = ("on a page shown", "on no page shown")

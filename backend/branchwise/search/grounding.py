@@ -15,6 +15,8 @@ _ELEMENT_ID = re.compile(r"^(\s*)\[\d+\]", re.M)
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# The tab line and the URL's host and port are the browser's, not the page's ("0", "7770").
+_URL_HOST = re.compile(r"^URL: \w+://[^/]*")
 
 
 def _canonical(number: str) -> str:
@@ -31,8 +33,7 @@ def _canonical(number: str) -> str:
 def numbers_in(text: str) -> frozenset[str]:
     """The numbers the text shows (a word starting with digits gives them: "3rd" gives 3, "Q3" none), the
     observation's element ids, tab line and URL host left out."""
-    # The tab line and the URL's host and port are the browser's, not the page's ("0", "7770").
-    lines = [re.sub(r"^URL: \w+://[^/]*", "URL: ", line) for line in text.splitlines() if not line.startswith("Tab ")]
+    lines = [_URL_HOST.sub("URL: ", line) for line in text.splitlines() if not line.startswith("Tab ")]
     words = _WORD.findall(_ELEMENT_ID.sub(r"\1", "\n".join(lines)))
     return frozenset(_canonical(word) for word in words if _NUMBER.fullmatch(word))
 
