@@ -100,6 +100,9 @@ def test_a_wrong_answer_on_a_page_shown_was_read_one_on_none_made_up() -> None:
     assert answer_source("12 comments", pages) == "on a page shown"
     assert answer_source("$499.95", pages) == "on no page shown"
     assert answer_source("23", pages) == "on no page shown"
+    # Numbers as the answer check reads them: an element's id is not on the page, 12.00 is 12.
+    assert answer_source("883", pages) == "on no page shown"
+    assert answer_source("12.00 comments", pages) == "on a page shown"
     # Its words in order, not some of them: "quiet coffee" is there, "coffee quiet" is not.
     assert answer_source("coffee quiet", pages) == "on no page shown"
     assert answer_source("", pages) is None and answer_source(" n/a ", pages) is None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
+from ..search.grounding import canonical_number, numbers_in, unseen_numbers
 from ..store import NodeRecord
 from .evaluators import answer_holds, clean_answer, exact_match, tokens, url_match
 from .sites import PLACEHOLDER
@@ -56,10 +57,15 @@ ANSWER_SOURCE_NOTES: dict[AnswerSource, str] = {
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 
 
+def _words(text: str) -> list[str]:
+    """The text's words, a number as the answer check reads it (12.00 is 12, 1,345 is 1345)."""
+    return [canonical_number(word) if _NUMBER.fullmatch(word) else word for word in tokens(text)]
+
+
 def _page_words(text: str) -> list[str]:
     """The page's words as an answer is looked for in them: without the tab and URL lines (a user's name in the URL
     of their post is not on the page)."""
-    return tokens("\n".join(line for line in text.splitlines() if not line.startswith(("Tab ", "URL: "))).lower())
+    return _words("\n".join(line for line in text.splitlines() if not line.startswith(("Tab ", "URL: "))).lower())
 
 
 def _contains(words: list[str], part: list[str]) -> bool:
@@ -81,14 +87,19 @@ def shown(references: ReferenceAnswers, page_text: str) -> bool:
     """Every reference is on the page, as whole words."""
     items = _items(references)
     words = _page_words(page_text)
-    return bool(items) and all(_contains(words, tokens(clean_answer(item))) for item in items)
+    return bool(items) and all(_contains(words, _words(clean_answer(item))) for item in items)
 
 
 def answer_source(answer: str, nodes: Sequence[NodeRecord]) -> AnswerSource | None:
-    """Whether the answer's words, in order, are on a page the model was shown; None for no answer, or "N/A"."""
-    words = tokens(clean_answer(answer))
+    """Whether the answer's words, in order, are on a page the model was shown; None for no answer, or "N/A".
+    Its numbers are read as the answer check reads them (search/grounding.py): an element's id is not a number the
+    page shows, and $12.00 is 12."""
+    words = _words(clean_answer(answer))
     if not words or clean_answer(answer) == NOT_ACHIEVABLE.lower():
         return None
+    seen = frozenset().union(*(numbers_in(node.observation_text) for node in nodes))
+    if unseen_numbers(answer, seen):
+        return "on no page shown"
     on_page = any(_contains(_page_words(node.observation_text), words) for node in nodes)
     return "on a page shown" if on_page else "on no page shown"
 

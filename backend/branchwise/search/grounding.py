@@ -19,7 +19,7 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _URL_HOST = re.compile(r"^URL: \w+://[^/]*")
 
 
-def _canonical(number: str) -> str:
+def canonical_number(number: str) -> str:
     """1,345 and 1345 are one number, as are 1,000.50 and 1000.5, 200.00 and 200, and 05 and 5."""
     if _THOUSANDS.fullmatch(number):
         number = number.replace(",", "")
@@ -35,13 +35,13 @@ def numbers_in(text: str) -> frozenset[str]:
     observation's element ids, tab line and URL host left out."""
     lines = [_URL_HOST.sub("URL: ", line) for line in text.splitlines() if not line.startswith("Tab ")]
     words = _WORD.findall(_ELEMENT_ID.sub(r"\1", "\n".join(lines)))
-    return frozenset(_canonical(word) for word in words if _NUMBER.fullmatch(word))
+    return frozenset(canonical_number(word) for word in words if _NUMBER.fullmatch(word))
 
 
 def unseen_numbers(answer: str, seen: frozenset[str]) -> list[str]:
     """The answer's numbers that are not among those seen, in the answer's order."""
     unseen: list[str] = []
     for word in _WORD.findall(answer):
-        if _NUMBER.fullmatch(word) and _canonical(word) not in seen and word not in unseen:
+        if _NUMBER.fullmatch(word) and canonical_number(word) not in seen and word not in unseen:
             unseen.append(word)
     return unseen
