@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Iterator
 
 import pytest
 
@@ -33,6 +34,17 @@ class Command:
         return 0
 
 
+@pytest.fixture
+def default_handling() -> Iterator[None]:
+    """The signals' default handling, whatever the suite inherited (under `nohup` SIGHUP comes ignored, and an
+    ignored signal stays ignored: the last test)."""
+    before = {signum: signal.signal(signum, signal.SIG_DFL) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
+@pytest.mark.usefixtures("default_handling")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_cancels_the_command_which_cleans_up_and_the_process_exits_as_the_signal_says(
         signum: int) -> None:
@@ -51,7 +63,7 @@ def test_a_stop_signal_cancels_the_command_which_cleans_up_and_the_process_exits
     assert command.cancelled_with == (TERMINATED,) and command.cleaned_up
     assert stopped.value.exit_code == 128 + signum and str(stopped.value) == signal.Signals(signum).name
     # The process's own handling is back: the signals were the command's only while it ran.
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    assert signal.getsignal(signum) == signal.SIG_DFL
 
 
 def test_a_cancel_from_outside_passes_through_as_a_cancel_not_a_stop_signal() -> None:
