@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from branchwise.cli import main
 from branchwise.core.usage import Usage
-from branchwise.harness.report import build_report, load_results, render_html, render_markdown, wilson, write_report
+from branchwise.harness.report import (
+    Source,
+    build_report,
+    load_results,
+    render_html,
+    render_markdown,
+    report_source,
+    wilson,
+    write_report,
+)
 from branchwise.harness.run import TaskResult
 from branchwise.store import ModelCallRecord, RunRecord, RunStore, default_store_path
 
@@ -121,6 +131,38 @@ def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) 
     assert [(s.label, s.sr.value) for s in report.strategies] == [("greedy", 0.5), ("greedy + examples", 1.0)]
     rows = render_markdown(report).splitlines()[2:4]
     assert rows[0].startswith("| greedy | qwen | 2 | 50.0% [") and rows[1].startswith("| greedy + examples | qwen |")
+
+
+def named_result() -> TaskResult:
+    return result(1, "greedy", 1.0).model_copy(update={"version": "887dbd2"})
+
+
+def test_named_folders_are_versions_side_by_side_compared_on_the_tasks_both_ran(tmp_path: Path) -> None:
+    """Two commits' runs of the same strategy: merged, the later would replace the earlier; named, they are rows of
+    their own, and --common keeps the tasks both have."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder, results in ((before, [result(1, "greedy", 0.0), result(2, "greedy", 0.0)]),
+                            (after, [result(1, "greedy", 1.0), result(2, "greedy", 1.0), result(3, "greedy", 1.0)])):
+        folder.mkdir()
+        (folder / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in results))
+    merged = write_report([before, after], tmp_path / "merged")
+    assert [(s.label, s.sr.tasks, s.sr.value) for s in merged.strategies] == [("greedy", 3, 1.0)]
+    named = write_report([Source(before, "887dbd2"), Source(after, "2ccc8e1")], tmp_path / "named", common=True)
+    assert [(s.label, s.sr.tasks, s.sr.value) for s in named.strategies] == [
+        ("greedy @ 2ccc8e1", 2, 1.0), ("greedy @ 887dbd2", 2, 0.0)]
+    assert named.left_out == [3] and named.sources == [f"887dbd2={before}", f"2ccc8e1={after}"]
+    assert "| greedy @ 887dbd2 |" in render_markdown(named)
+    # A result never writes its version: a results file is a run's own.
+    assert "version" not in named_result().model_dump_json() and "887dbd2" not in named_result().model_dump_json()
+
+    # From the command line: NAME=FOLDER; a path with "=" in it is still a path; one name twice is refused.
+    assert report_source(f"887dbd2={before}") == Source(before, "887dbd2")
+    assert report_source("/data/a=b/results") == Path("/data/a=b/results")
+    assert main(["eval", "report", f"887dbd2={before}", f"2ccc8e1={after}", "--common",
+                 "--out", str(tmp_path / "cli")]) == 0
+    assert "| greedy @ 2ccc8e1 | qwen | 2 | 100.0% [" in (tmp_path / "cli" / "report.md").read_text()
+    assert main(["eval", "report", f"x={before}", f"x={after}", "--out", str(tmp_path / "twice")]) == 2
+    assert not (tmp_path / "twice").exists()
 
 
 def test_common_compares_the_strategies_on_the_tasks_every_one_of_them_ran(tmp_path: Path) -> None:

@@ -633,18 +633,23 @@ async def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_report(args: argparse.Namespace) -> int:
-    from .harness.report import write_report
+    from .harness.report import Source, report_source, write_report
     from .harness.tasks import TaskConfigError, load_tasks
 
-    missing = [str(f) for f in args.folders if not (f / "results.jsonl").exists() and not f.is_file()]
+    sources: list[Path | Source] = [report_source(word) for word in args.folders]
+    paths = [s.path if isinstance(s, Source) else s for s in sources]
+    missing = [str(p) for p in paths if not (p / "results.jsonl").exists() and not p.is_file()]
     if missing:
         raise UsageError(f"no results.jsonl in {', '.join(missing)}")
+    versions = [s.version for s in sources if isinstance(s, Source)]
+    if len(set(versions)) < len(versions):
+        raise UsageError(f"a version name given twice: {' '.join(versions)}")
     try:
         tasks = load_tasks(args.tasks or [])
     except TaskConfigError as exc:
         raise UsageError(f"the task configs are not valid:\n{exc}") from exc
-    out = args.out or args.folders[0]
-    report = write_report(args.folders, out, common=args.common, strategies=args.strategies, tasks=tasks)
+    out = args.out or (paths[0] if paths[0].is_dir() else paths[0].parent)
+    report = write_report(sources, out, common=args.common, strategies=args.strategies, tasks=tasks)
     if report.left_out:
         say(f"Only the tasks every strategy has a result for; left out: {', '.join(map(str, report.left_out))}")
     for item in report.strategies:
@@ -828,7 +833,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("eval-report", help="`branchwise eval report DIR...`: SR with intervals and costs per "
                                                 "strategy, as report.json and report.html")
-    report.add_argument("folders", nargs="+", type=Path, help="eval --out folders (their results.jsonl are merged)")
+    report.add_argument("folders", nargs="+", metavar="[NAME=]FOLDER",
+                        help="eval --out folders (or results files): their results are merged, a later folder's "
+                             "result of a task replacing an earlier one's; a NAME= folder's results are a version "
+                             "of their own, shown beside the others' as 'STRATEGY @ NAME' (two commits compared)")
     report.add_argument("--out", type=Path, default=None, help="where the report goes (default: the first folder)")
     report.add_argument("--common", action="store_true",
                         help="only the tasks every strategy (and variant) has a result for: a run stopped part way "

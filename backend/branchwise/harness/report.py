@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,12 +137,36 @@ class _Folder:
     results: list[TaskResult]
 
 
-def _read(folders: Iterable[Path]) -> list[_Folder]:
+@dataclass(frozen=True)
+class Source:
+    """A results folder (or file) under a name: its results are a version of their own, beside the same strategies'
+    from other folders, instead of being merged with them (`eval report 887dbd2=DIR 2ccc8e1=DIR`)."""
+
+    path: Path
+    version: str
+
+
+_VERSION_NAME = re.compile(r"[\w.-]+")
+
+
+def report_source(word: str) -> Path | Source:
+    """FOLDER, or NAME=FOLDER: that folder's results as a version of their own (a name of letters, digits, . _ -)."""
+    name, sep, path = word.partition("=")
+    if sep and path and _VERSION_NAME.fullmatch(name):
+        return Source(Path(path), name)
+    return Path(word)
+
+
+def _read(folders: Iterable[Path | Source]) -> list[_Folder]:
     read = []
     for folder in folders:
-        path = folder / RESULTS_FILE if folder.is_dir() else folder
+        source = folder if isinstance(folder, Source) else Source(folder, "")
+        path = source.path / RESULTS_FILE if source.path.is_dir() else source.path
         store = default_store_path(path.parent)
-        read.append(_Folder(store, _timed(read_results(path), store)))
+        results = read_results(path)
+        if source.version:
+            results = [r.model_copy(update={"version": source.version}) for r in results]
+        read.append(_Folder(store, _timed(results, store)))
     return read
 
 
@@ -153,14 +178,14 @@ def _latest(read: Sequence[_Folder]) -> list[TaskResult]:
     return list(latest.values())
 
 
-def load_results(folders: Iterable[Path]) -> list[TaskResult]:
+def load_results(folders: Iterable[Path | Source]) -> list[TaskResult]:
     """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
     once, the last wins. Model times are measured again from the folder's run store, where the runs' calls are kept
     (results written before `model_wait_s` summed calls made at once)."""
     return _latest(_read(folders))
 
 
-def load_nearness(folders: Iterable[Path], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Nearness]:
+def load_nearness(folders: Iterable[Path | Source], tasks: Iterable[TaskConfig]) -> dict[ResultKey, Nearness]:
     """How near each failed run came to its task (reach.py), read from its folder's run store; the last result of a
     key wins, as in load_results. Runs the store does not keep, and runs of tasks not given, are left out."""
     return _nearness(_read(folders), tasks)
@@ -209,11 +234,11 @@ def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
 
 
 def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[int]]:
-    """The results of the tasks every (strategy, model, examples) has a result for, and the tasks left out: a run
-    stopped part way compares its strategies on the same tasks."""
-    tasks: dict[tuple[str, str, bool], set[int]] = defaultdict(set)
+    """The results of the tasks every (strategy, model, examples, version) has a result for, and the tasks left out:
+    a run stopped part way compares its strategies on the same tasks."""
+    tasks: dict[tuple[str, str, bool, str], set[int]] = defaultdict(set)
     for result in results:
-        tasks[(result.strategy, result.model, result.examples)].add(result.task_id)
+        tasks[(result.strategy, result.model, result.examples, result.version)].add(result.task_id)
     common = set.intersection(*tasks.values()) if tasks else set()
     return ([r for r in results if r.task_id in common],
             sorted({r.task_id for r in results} - common))
@@ -271,7 +296,8 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
     several_models = len({r.model for r in results}) > 1
 
     def label(result: TaskResult) -> str:
-        name = result.strategy + (" + examples" if result.examples else "")
+        name = result.strategy + (" + examples" if result.examples else "") + (
+            f" @ {result.version}" if result.version else "")
         return f"{name} · {result.model}" if several_models else name
 
     by_label: dict[str, list[TaskResult]] = defaultdict(list)
@@ -567,14 +593,15 @@ def render_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(folders: Sequence[Path], out: Path, common: bool = False,
+def write_report(folders: Sequence[Path | Source], out: Path, common: bool = False,
                  strategies: Sequence[str] | None = None, tasks: Sequence[TaskConfig] = ()) -> Report:
     """Merges the folders' results and writes out/report.json, out/report.html and the table in out/report.md;
     `common`: only the tasks every row has a result for; `strategies`: only theirs (None: all); `tasks`: the results'
     task configs, for how near the failed runs came (none: not told)."""
     read = _read(folders)
     results = [r for r in _latest(read) if strategies is None or r.strategy in strategies]
-    report = build_report(results, [str(f) for f in folders], common, _nearness(read, tasks))
+    names = [f"{f.version}={f.path}" if isinstance(f, Source) else str(f) for f in folders]
+    report = build_report(results, names, common, _nearness(read, tasks))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report), encoding="utf-8")

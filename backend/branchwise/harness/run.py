@@ -91,11 +91,14 @@ class TaskResult(BaseModel):
     model_seconds: dict[str, float] = {}
     # The seconds it waited on any call (`model_wait_s`); 0 for results written before it was kept.
     model_wait_s: float = 0.0
+    # The name a report gives the folder it read this result from (`eval report NAME=FOLDER`: two commits' runs of one
+    # strategy side by side); never written to a results file.
+    version: str = Field(default="", exclude=True)
 
     @property
     def key(self) -> ResultKey:
         """What one result is of: a later result with the same key replaces it, and a task with one is not run again."""
-        return self.strategy, self.model, self.examples, self.task_id
+        return self.strategy, self.model, self.examples, self.version, self.task_id
 
     @property
     def evaluated(self) -> bool:
@@ -103,8 +106,8 @@ class TaskResult(BaseModel):
         return not self.eval_error
 
 
-# (strategy, model, with examples, task id)
-ResultKey = tuple[str, str, bool, int]
+# (strategy, model, with examples, version, task id)
+ResultKey = tuple[str, str, bool, str, int]
 
 
 def _span(call: ModelCallRecord) -> tuple[float, float]:
