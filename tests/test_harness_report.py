@@ -133,10 +133,6 @@ def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) 
     assert rows[0].startswith("| greedy | qwen | 2 | 50.0% [") and rows[1].startswith("| greedy + examples | qwen |")
 
 
-def named_result() -> TaskResult:
-    return result(1, "greedy", 1.0).model_copy(update={"version": "887dbd2"})
-
-
 def test_named_folders_are_versions_side_by_side_compared_on_the_tasks_both_ran(tmp_path: Path) -> None:
     """Two commits' runs of the same strategy: merged, the later would replace the earlier; named, they are rows of
     their own, and --common keeps the tasks both have."""
@@ -153,7 +149,8 @@ def test_named_folders_are_versions_side_by_side_compared_on_the_tasks_both_ran(
     assert named.left_out == [3] and named.sources == [f"887dbd2={before}", f"2ccc8e1={after}"]
     assert "| greedy @ 887dbd2 |" in render_markdown(named)
     # A result never writes its version: a results file is a run's own.
-    assert "version" not in named_result().model_dump_json() and "887dbd2" not in named_result().model_dump_json()
+    written = result(1, "greedy", 1.0).model_copy(update={"version": "887dbd2"}).model_dump_json()
+    assert "version" not in written and "887dbd2" not in written
 
     # From the command line: NAME=FOLDER; a path with "=" in it is still a path; one name twice is refused.
     assert report_source(f"887dbd2={before}") == Source(before, "887dbd2")
