@@ -154,7 +154,7 @@ def test_named_folders_are_versions_side_by_side_compared_on_the_tasks_both_ran(
 
     # From the command line: NAME=FOLDER; a path with "=" in it is still a path; one name twice is refused.
     assert report_source(f"887dbd2={before}") == Source(before, "887dbd2")
-    assert report_source("/data/a=b/results") == Path("/data/a=b/results")
+    assert report_source("/data/a=b/results") == Source(Path("/data/a=b/results"), "")
     assert main(["eval", "report", f"887dbd2={before}", f"2ccc8e1={after}", "--common",
                  "--out", str(tmp_path / "cli")]) == 0
     assert "| greedy @ 2ccc8e1 | qwen | 2 | 100.0% [" in (tmp_path / "cli" / "report.md").read_text()

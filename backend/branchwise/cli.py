@@ -633,15 +633,15 @@ async def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_report(args: argparse.Namespace) -> int:
-    from .harness.report import Source, report_source, write_report
+    from .harness.report import report_source, write_report
     from .harness.tasks import TaskConfigError, load_tasks
 
-    sources: list[Path | Source] = [report_source(word) for word in args.folders]
-    paths = [s.path if isinstance(s, Source) else s for s in sources]
+    sources = [report_source(word) for word in args.folders]
+    paths = [s.path for s in sources]
     missing = [str(p) for p in paths if not (p / "results.jsonl").exists() and not p.is_file()]
     if missing:
         raise UsageError(f"no results.jsonl in {', '.join(missing)}")
-    versions = [s.version for s in sources if isinstance(s, Source)]
+    versions = [s.version for s in sources if s.version]
     if len(set(versions)) < len(versions):
         raise UsageError(f"a version name given twice: {' '.join(versions)}")
     try:

@@ -149,18 +149,21 @@ class Source:
 _VERSION_NAME = re.compile(r"[\w.-]+")
 
 
-def report_source(word: str) -> Path | Source:
+def report_source(word: str) -> Source:
     """FOLDER, or NAME=FOLDER: that folder's results as a version of their own (a name of letters, digits, . _ -)."""
     name, sep, path = word.partition("=")
     if sep and path and _VERSION_NAME.fullmatch(name):
         return Source(Path(path), name)
-    return Path(word)
+    return Source(Path(word), "")
+
+
+def _source(folder: Path | Source) -> Source:
+    return folder if isinstance(folder, Source) else Source(folder, "")
 
 
 def _read(folders: Iterable[Path | Source]) -> list[_Folder]:
     read = []
-    for folder in folders:
-        source = folder if isinstance(folder, Source) else Source(folder, "")
+    for source in map(_source, folders):
         path = source.path / RESULTS_FILE if source.path.is_dir() else source.path
         store = default_store_path(path.parent)
         results = read_results(path)
@@ -600,7 +603,7 @@ def write_report(folders: Sequence[Path | Source], out: Path, common: bool = Fal
     task configs, for how near the failed runs came (none: not told)."""
     read = _read(folders)
     results = [r for r in _latest(read) if strategies is None or r.strategy in strategies]
-    names = [f"{f.version}={f.path}" if isinstance(f, Source) else str(f) for f in folders]
+    names = [f"{f.version}={f.path}" if f.version else str(f.path) for f in map(_source, folders)]
     report = build_report(results, names, common, _nearness(read, tasks))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
