@@ -164,16 +164,33 @@ def test_best_first_follows_the_policy_from_a_start_page_wrongly_judged_a_succes
     assert run.env.url == ORCHARD_URL
 
 
-def test_best_first_gives_the_best_answer_found_when_the_policys_way_is_judged_off_track(tmp_path: Path) -> None:
-    """The policy's first choice leads to a page judged off track, yet an answer judged on track was found below it:
-    it is given, with the reason saying it is below the threshold."""
+def test_best_first_follows_the_policy_through_a_page_judged_worse_than_the_start(tmp_path: Path) -> None:
+    """Task 3002 with a 1.5B value model: the page that showed the answer was judged off track, worse than the start,
+    and the right answer read there only as good as the start. Nothing was better than the start, so the run does what
+    the policy would have done (greedy answered it) instead of giving up with the answer in hand."""
     def value(call: Call) -> str:
         return verdict("failure", "no" if page_of(call) == BOOKS_URL and not answer_of(call) else "yes")
 
     run = search_site(tmp_path, best_first(), by_page(WALK), value)
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
-    assert "answering with the best answer found" in run.outcome.reason
+    assert "policy proposed first" in run.outcome.reason
     assert run.env.url == ORCHARD_URL
+    assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
+
+
+def test_best_first_gives_the_best_answer_found_when_the_policys_own_answer_is_judged_worse(tmp_path: Path) -> None:
+    """The policy's first choice on the start page is an answer the value function judged worse than the start: it is
+    not given. An answer judged on track was found on Books: that one is, with the reason saying it is below the
+    threshold."""
+    policy = by_page({HOME_URL: [act("stop [guess]")] * 3 + [act("click [1]")] * 2, BOOKS_URL: act("stop [1997]")})
+
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if answer_of(call) == "guess" else "yes")
+
+    run = search_site(tmp_path, best_first(), policy, value)
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "answering with the best answer found" in run.outcome.reason
+    assert run.env.url == BOOKS_URL
 
 
 def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:

@@ -15,8 +15,11 @@ Where this departs from a literal reading of the paper, and why:
   approval, only when it is the policy's first choice at the best state found and no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 - When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
-  follows the policy's first choices through the explored states judged at least on track, as a greedy agent
-  would: search should not do worse than the policy's own first choice where the value function cannot decide.
+  follows the policy's first choices through the explored states, as a greedy agent would, and gives the answer at
+  their end unless the value function judged it worse than the start: search should not do worse than the policy's
+  own first choice where the value function cannot tell better from worse. The states on the way are not held to
+  their values: a small model's value function called the page that showed the answer worse than the start, then
+  the right answer read there as good as the start (task 3002 with Qwen2.5-Coder-1.5B; greedy answered it).
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
@@ -304,14 +307,15 @@ class _Run:
                                  f"({value.parsed}/{len(value.samples)} verdicts readable)")
 
     def _policy_path(self, root: Node) -> Node:
-        """Where the policy's first choice at each state leads through the explored tree, from `root`, while the
-        value function judges the way at least on track: what a greedy agent would have done, for when the value
-        function cannot tell the states apart (identical verdicts, or a start page wrongly judged a success)."""
+        """Where the policy's first choice at each state leads through the explored tree, from `root`: what a greedy
+        agent would have done, for when the value function found nothing better than the start (identical verdicts,
+        or a start page wrongly judged a success). It ends before an answer the value function judged worse than the
+        start."""
         node = root
         while (choice := self.first_choice.get(node.id)) is not None:
             child = self.tree[self.led_to[choice.seq]] if choice.seq in self.led_to else None
             if (child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None
-                    or _value(child) < ON_TRACK_VALUE):
+                    or (child.status == "terminal" and _value(child) < _value(root))):
                 break
             node = child
             if node.status == "terminal":
