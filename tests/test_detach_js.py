@@ -1,6 +1,7 @@
 """When the browser ends the extension's debugger session on a guarded or gated tab (the user cancels the "is
 debugging this browser" bar), the extension attaches again and keeps service workers out of the tab: without that
-bypass a pass-through service worker carries the tab's posts past the guard's rule and the gate (swbypass.js). Run in
+bypass a pass-through service worker carries the tab's posts past the guard's rule and the gate (swbypass.js); and the
+requests the gate held then, which Chromium lets go, are reported as gone out. Run in
 Node against a recording stand-in for the `chrome` API: what is checked is which commands the tab gets."""
 
 from __future__ import annotations
@@ -13,29 +14,37 @@ import pytest
 from extension_js import CHROME_STUB, run_js
 
 RUNNER = CHROME_STUB + """
-const { when, tabId } = JSON.parse(process.argv[2]);
+const { when, tabId, reason, holds } = JSON.parse(process.argv[2]);
 (async () => {
   const tabstate = await import(base + "tabstate.js");
   await import(base + "guard.js");
   const gate = await import(base + "gate.js");
-  gate.startGate(() => true);
+  const emitted = [];
+  gate.startGate((message) => { emitted.push(message); return true; });
   await tabstate.loadTabState();
   if (when === "guarded") await tabstate.update(tabId, { type: "guard", on: true });
   if (when === "gated") await tabstate.update(tabId, { type: "gate", on: true, holdTimeoutMs: 1000 });
+  for (const [holdId, hold] of holds) await tabstate.update(tabId, { type: "hold", holdId, hold });
   calls.length = 0;
-  for (const listener of listeners["chrome.debugger.onDetach"]) listener({ tabId }, "canceled_by_user");
+  for (const listener of listeners["chrome.debugger.onDetach"]) listener({ tabId }, reason);
   await new Promise((resolve) => setTimeout(resolve, 100));
   const commands = calls.filter(([path]) => path === "chrome.debugger.sendCommand")
     .map(([, [target, method, params]]) => ({ tab: target.tabId, method, params: params ?? {} }));
   const attached = calls.some(([path]) => path === "chrome.debugger.attach");
-  process.stdout.write(JSON.stringify({ attached, commands }));
+  const sent = emitted.map(({ id, ...message }) => message);
+  process.stdout.write(JSON.stringify({ attached, commands, sent, holds: tabstate.tabState(tabId).holds.size }));
 })().catch((error) => { console.error(error); process.exit(1); });
 """
 
 
-def after_detach(when: str, tab_id: int = 7) -> dict[str, Any]:
-    result: dict[str, Any] = run_js("tabstate.js", RUNNER, json.dumps({"when": when, "tabId": tab_id}))
+def after_detach(when: str, tab_id: int = 7, reason: str = "canceled_by_user",
+                 holds: list[tuple[str, dict[str, str]]] | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = run_js("tabstate.js", RUNNER, json.dumps(
+        {"when": when, "tabId": tab_id, "reason": reason, "holds": holds or []}))
     return result
+
+
+BUY = {"requestId": "r-1", "sessionId": "", "method": "POST", "url": "http://shop.test/buy"}
 
 
 @pytest.mark.parametrize("when", ["guarded", "gated"])
@@ -46,4 +55,19 @@ def test_a_watched_tab_gets_its_service_worker_bypass_back_after_a_detach(when: 
 
 
 def test_a_tab_neither_guarded_nor_gated_is_left_alone() -> None:
-    assert after_detach("plain") == {"attached": False, "commands": []}
+    assert after_detach("plain") == {"attached": False, "commands": [], "sent": [], "holds": 0}
+
+
+def test_requests_held_when_the_user_ends_the_debugging_session_are_reported_as_gone_out() -> None:
+    """Chromium lets a held request go when the debugger session ends: the backend must hear that it went out, or
+    its question stays open and a later "no" is logged as if the request had been refused."""
+    seen = after_detach("gated", holds=[("h1", BUY)])
+    assert seen["sent"] == [{"type": "request_sent", "tab_id": 7, "method": "POST", "url": "http://shop.test/buy",
+                             "hold_id": "h1", "detached": "canceled_by_user"}]
+    assert seen["holds"] == 0, "nothing is left to answer"
+    assert seen["attached"], "the gate is put back for what comes next"
+
+
+def test_requests_held_in_a_tab_that_closed_are_not_reported_as_sent() -> None:
+    seen = after_detach("gated", reason="target_closed", holds=[("h1", BUY)])
+    assert seen["sent"] == [] and seen["holds"] == 0

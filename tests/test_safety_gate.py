@@ -358,6 +358,88 @@ def test_an_approval_the_browser_could_not_carry_out_is_recorded_as_failed(harne
     assert "the browser did not take the answer" in last.note
 
 
+def let_go(hold_id: str, why: str = "canceled_by_user") -> RequestSent:
+    """What the extension reports when the browser ended its debugging session while `hold_id` was held."""
+    return RequestSent(tab_id=7, method="POST", url=f"{SHOP}/buy", hold_id=hold_id, detached=why)
+
+
+def test_a_request_the_browser_let_go_while_it_was_asked_about_is_recorded_as_sent_undecided(harness: Harness) -> None:
+    """The user cancelled the "is debugging this browser" bar while a purchase was held: Chromium let it go. The
+    question is withdrawn (there is nothing left to decide), nothing is answered to the browser, the audit log says it
+    went out and that nobody decided it, and the action learns it sent something."""
+    h = harness
+    asked = asyncio.Event()
+
+    class Waits:
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            asked.set()
+            await asyncio.Event().wait()
+            raise AssertionError("the question should have been withdrawn")
+
+    h.run = GateRun("r1", h.run.writer, Waits())
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            assert h.env.watch is not None
+            async with h.env.watch.acting(h.env, "click [12]") as seen:
+                h.browser.emit(held("h9"))
+                await asyncio.wait_for(asked.wait(), 5)
+                h.browser.emit(let_go("h9"))
+            return list(seen)
+
+    seen = asyncio.run(main())
+    assert seen == [GatedRequest("POST", f"{SHOP}/buy", "escaped")] and seen[0].sent
+    assert h.browser.released == []
+    rows = h.audit()
+    assert [(r.kind, r.decision, r.decided_by, r.action_text) for r in rows] == [
+        ("request_held", None, None, "click [12]"), ("request_released", None, "browser", "click [12]")]
+    assert rows[1].note == ("went out undecided: the browser ended Branchwise's debugging session (canceled_by_user) "
+                            "while it was held")
+    assert rows[1].approval_id == rows[0].approval_id
+
+
+def test_a_denial_that_reaches_the_browser_after_it_let_the_request_go_is_not_recorded_as_refused(
+        harness: Harness) -> None:
+    """The user said no just as the browser ended the debugging session: the extension reports the request let go,
+    then refuses the answer (it holds nothing any more). The log must not say the request was refused."""
+    h = harness
+    with_answers(h, [False])
+    browser = h.browser
+
+    async def release_request(hold_id: str, allow: bool) -> None:
+        browser.released.append((hold_id, allow))
+        browser.emit(let_go(hold_id))
+        raise ExtensionError("invalid_message", f"no request is held as {hold_id} (released, failed or timed out)")
+
+    browser.release_request = release_request  # type: ignore[method-assign]
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [12]", [held("h10")])
+
+    assert asyncio.run(main()) == [GatedRequest("POST", f"{SHOP}/buy", "escaped")]
+    last = h.audit()[-1]
+    assert (last.kind, last.decision, last.decided_by) == ("request_released", "denied", "script")
+    assert "went out undecided: the browser ended Branchwise's debugging session (canceled_by_user)" in last.note
+
+
+def test_a_request_let_go_that_no_question_was_open_for_is_still_logged(harness: Harness) -> None:
+    """Its `request_held` was lost on the way (or it was already settled): the run's audit log still says it went
+    out."""
+    h = harness
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(let_go("h11", "target_closed"))
+            await until(lambda: h.audit())
+
+    asyncio.run(main())
+    [row] = h.audit()
+    assert (row.kind, row.request_method, row.request_url, row.decided_by) == (
+        "request_released", "POST", f"{SHOP}/buy", "browser")
+    assert "(target_closed)" in row.note
+
+
 def test_a_hold_from_a_gate_a_previous_backend_left_is_failed_at_once_and_the_gate_lifted() -> None:
     browser = FakeBrowser()
     NetworkGate(browser)

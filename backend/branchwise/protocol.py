@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .gcpause import cyclic_gc_paused
 
-PROTOCOL_VERSION = 13
+PROTOCOL_VERSION = 14
 SUBPROTOCOL = "branchwise"
 
 
@@ -574,8 +574,9 @@ class RequestHeld(Envelope):
 
 
 class RequestSent(Envelope):
-    """A gated tab's mutating request went to the network: released (`hold_id`), covered by an entry of an approved
-    action's allowance (`allowed`), or a same-origin 307/308 redirect of a request let through either way
+    """A gated tab's mutating request went to the network: released (`hold_id`), let go by the browser while held
+    (`hold_id` and `detached`), covered by an entry of an approved action's allowance (`allowed`), or a same-origin
+    307/308 redirect of a request let through either way
     (`redirected_from`, with the original's `hold_id` or `allowed`); a redirect to another origin is held instead."""
 
     type: Literal["request_sent"] = "request_sent"
@@ -583,6 +584,11 @@ class RequestSent(Envelope):
     method: str
     url: str
     hold_id: str | None = Field(default=None, description="Set when it was held and then released")
+    detached: str | None = Field(
+        default=None, max_length=64,
+        description="Set (with hold_id) when nobody released it: the browser ended the extension's debugger session "
+                    "while it was held, and Chromium lets held requests go then; the reason the browser gave, e.g. "
+                    "'canceled_by_user' (protocol 14)")
     allowed: AllowedRequest | None = Field(default=None, description="The entry of `act {allow}` it used up")
     redirected_from: str | None = Field(default=None, description="URL of the let-through request it redirects")
     status: int | None = Field(default=None, description="HTTP status when known; the extension reports the request "

@@ -131,9 +131,16 @@ export async function failAllHolds(why) {
   for (const [tabId] of tabStates()) await failHoldsOf(tabId, why);
 }
 
-// The tab's debugger session is gone, and its paused requests with it: only the record is left to drop.
-async function forgetHoldsOf(tabId) {
-  for (const holdId of holdIdsOf(tabId)) stopTimer(holdId);
+// The tab's debugger session is gone, and its paused requests with it: Chromium lets them go (a block rule set while
+// they are held does not stop them: docs/platform.md). Unless the tab itself closed, each one went out undecided, and
+// the backend hears so: the question is withdrawn and the audit log says it went out. Then the record is dropped.
+async function forgetHoldsOf(tabId, reason) {
+  for (const [holdId, hold] of tabState(tabId).holds) {
+    stopTimer(holdId);
+    if (reason === "target_closed") continue;
+    emit({ type: "request_sent", id: newId(), tab_id: tabId, method: hold.method, url: hold.url, hold_id: holdId,
+      detached: reason });
+  }
   await update(tabId, { type: "drop_holds" });
 }
 
@@ -187,7 +194,7 @@ async function changeGate(tabId, on, holdTimeoutMs, openedBy) {
 export async function dropGate(tabId) {
   await loadGate();
   await update(tabId, { type: "gate", on: false });
-  await forgetHoldsOf(tabId);
+  await forgetHoldsOf(tabId, "target_closed");
   await dropGateRules(tabId);
 }
 
@@ -364,11 +371,11 @@ export function startGate(emitter) {
     if (gateOf(tabId) && CHILD_TYPES.has(info.type)) await enableFetch(tabId, sessionId);
   });
   // The browser ended the tab's debugger session (the user cancelled the "debugging this browser" bar): its holds
-  // went with it, and the gate is put back.
+  // went out with it, and the gate is put back.
   chrome.debugger.onDetach.addListener((source, reason) => {
     const tabId = source.tabId;
     if (tabId === undefined || !gateOf(tabId)) return;
-    forgetHoldsOf(tabId).catch((e) => console.warn(`network gate, tab ${tabId}:`, e));
+    forgetHoldsOf(tabId, reason).catch((e) => console.warn(`network gate, tab ${tabId}:`, e));
     if (reason === "target_closed") return;
     console.warn(`tab ${tabId}: debugger detached (${reason}); putting the network gate back`);
     // The service-worker bypass went with the session too: without it a pass-through worker carries the tab's posts

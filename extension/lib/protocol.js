@@ -1,5 +1,5 @@
 // Wire constants shared with the backend (backend/branchwise/protocol.py is the source of truth; a test compares them).
-export const PROTOCOL_VERSION = 13;
+export const PROTOCOL_VERSION = 14;
 export const SUBPROTOCOL = "branchwise";
 export const DEFAULT_BACKEND_URL = "ws://127.0.0.1:8765/ws";
 

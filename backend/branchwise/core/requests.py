@@ -13,8 +13,9 @@ from urllib.parse import urlsplit, urlunsplit
 from ..protocol import AllowedRequest
 
 # allowed: an approved action's allowance let it through; released: held, then let go by whoever decides; failed: held,
-# then refused (the server received nothing).
-GatedOutcome = Literal["allowed", "released", "failed"]
+# then refused (the server received nothing); escaped: held, then let go by the browser itself when it ended the
+# extension's debugging session (the user cancelled the "is debugging this browser" bar), before anyone decided.
+GatedOutcome = Literal["allowed", "released", "failed", "escaped"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class GatedRequest:
 
     def describe(self) -> str:
         how = {"allowed": "covered by the approval", "released": "released at the gate",
-               "failed": "failed at the gate"}[self.outcome]
+               "failed": "failed at the gate",
+               "escaped": "let go by the browser when its debugging session ended, undecided"}[self.outcome]
         return f"{self.method} {self.url} ({how})"
 
 

@@ -12,6 +12,11 @@ server.
 Each action the environment runs is a window (BrowserEnv.watch): the requests seen in it, let through or failed, are
 handed back with the action's result for the post-execution check (safety/postcheck.py). A window ends only once
 every request held during it has been decided, so the check sees the whole picture.
+
+A held request can still go out undecided: when the browser ends the extension's debugging session (the user cancels
+the "is debugging this browser" bar), Chromium lets the held requests go, and nothing the extension can set beforehand
+stops them (docs/platform.md). The extension then reports each as `request_sent {hold_id, detached}`: the question is
+withdrawn, the audit log says it went out and that nobody decided it, and the action it belongs to learns it was sent.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from .confirm import SidePanelApprover
 log = logging.getLogger(__name__)
 
 NO_APPROVAL = "no approval covers it"
+ESCAPED = "went out undecided: the browser ended Branchwise's debugging session ({why}) while it was held"
 
 
 class GateConfig(BaseModel):
@@ -88,6 +94,8 @@ class _Hold:
 
     event: RequestHeld
     answered: bool = False
+    # Why the browser let it go undecided (RequestSent.detached); empty while it is held or was answered.
+    escaped: str = ""
 
 
 class GateSession:
@@ -174,6 +182,8 @@ class NetworkGate:
         self.sessions: list[GateSession] = []
         # Holds no run claims, failed in the background: kept here so the loop does not drop their tasks half-way.
         self._unclaimed: set[asyncio.Task[None]] = set()
+        # Every hold being decided, by its id, with the task deciding it: the browser may let it go meanwhile.
+        self._deciding: dict[str, tuple[_Hold, asyncio.Task[None]]] = {}
         # Listening while no run is active too: a hold from a gate a previous backend left on (killed mid-run) is
         # failed at once and the gate lifted, instead of hanging until the extension's hold timeout.
         browser.on_event(self._on_event)
@@ -235,12 +245,17 @@ class NetworkGate:
             case RequestHeld():
                 session = self._session_for(event.tab_id, event.opener_tab_id)
                 window = session.window if session is not None else None
-                task = asyncio.ensure_future(self._decide(session, window, _Hold(event)))
+                hold = _Hold(event)
+                task = asyncio.ensure_future(self._decide(session, window, hold))
                 tasks = session.holds if session is not None else self._unclaimed
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
+                self._deciding[event.hold_id] = hold, task
+                task.add_done_callback(lambda _: self._deciding.pop(event.hold_id, None))
                 if window is not None:
                     window.pending.add(task)
+            case RequestSent(hold_id=str() as hold_id, detached=str() as why):
+                self._escaped(event, hold_id, why)
             case RequestSent(hold_id=None) | RequestSent(redirected_from=str()):
                 # A released request itself is recorded where it was decided (_decide_once); the rest is seen here.
                 session = self._session_for(event.tab_id)
@@ -260,6 +275,25 @@ class NetworkGate:
                     session.tabs.add(event.tab_id)
                     session.unconfirmed.add(event.tab_id)
                     self.tab_sessions[event.tab_id] = session
+
+    def _escaped(self, event: RequestSent, hold_id: str, why: str) -> None:
+        """The browser let a held request go as it ended the debugging session: the question, if still open, is
+        withdrawn and the request recorded as sent undecided (`_decide_once`, or `_settle` when an answer was on its
+        way: the browser could not take it)."""
+        log.warning("network gate: %s %s of tab %d went out undecided: the browser ended the debugging session (%s)",
+                    event.method, event.url, event.tab_id, why)
+        deciding = self._deciding.get(hold_id)
+        if deciding is None:
+            session = self._session_for(event.tab_id)
+            if session is not None:
+                self._spawn(session, self._audit(session, "request_released", event.method, event.url,
+                                                 decided_by="browser", note=ESCAPED.format(why=why)))
+            return
+        hold, task = deciding
+        hold.escaped = why
+        if not hold.answered:
+            hold.answered = True  # nothing is left in the browser to answer
+            task.cancel()
 
     def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> None:
         task = asyncio.ensure_future(coro)
@@ -294,6 +328,14 @@ class NetworkGate:
                               approval_id=request.approval_id, nonce=request.nonce)
             decision = await self._ask(session.run.approver, request, held)
         except asyncio.CancelledError:
+            if hold.escaped:
+                if window is not None:
+                    window.requests.append(GatedRequest(held.method, held.url, "escaped"))
+                await asyncio.shield(self._audit(session, "request_released", held.method, held.url,
+                                                 decided_by="browser", note=ESCAPED.format(why=hold.escaped),
+                                                 action_text=window.action_text if window else "",
+                                                 approval_id=request.approval_id))
+                raise
             await asyncio.shield(self._release(hold, False))
             await asyncio.shield(self._audit(session, "request_failed", held.method, held.url, decision="denied",
                                              decided_by="policy", note="the run ended before anyone answered",
@@ -310,12 +352,16 @@ class NetworkGate:
                       decision: Decision) -> None:
         held = hold.event
         error = await self._release(hold, decision.approved)
-        outcome: GatedOutcome = "released" if decision.approved and error is None else "failed"
+        outcome: GatedOutcome = ("escaped" if hold.escaped else
+                                 "released" if decision.approved and error is None else "failed")
         if window is not None:
             window.requests.append(GatedRequest(held.method, held.url, outcome))
+        if hold.escaped:
+            # The answer came after the browser had let it go: the log keeps both, the request went out anyway.
+            error = ESCAPED.format(why=hold.escaped)
         note = decision.note if error is None else f"{decision.note + '; ' if decision.note else ''}{error}"
         # Nobody answered a timeout: the audit log names no one, as for actions (SearchTrace.decided).
-        await self._audit(session, "request_released" if outcome == "released" else "request_failed", held.method,
+        await self._audit(session, "request_failed" if outcome == "failed" else "request_released", held.method,
                           held.url, decision=decision.outcome, decided_by=None if decision.timed_out else decision.by,
                           note=note,
                           action_text=window.action_text if window else "", approval_id=request.approval_id)
@@ -371,6 +417,8 @@ class NetworkGate:
     async def _release(self, hold: _Hold, allow: bool) -> str | None:
         """Answers the extension, once; the reason when the answer could not take effect."""
         held = hold.event
+        if hold.escaped:
+            return "the browser had let it go already"
         if hold.answered:
             log.error("network gate: %s %s was answered already; not answering again", held.method, held.url)
             return "answered already"

@@ -5,7 +5,8 @@ ran, and whether it went out. Compared with the classifier's verdict:
 
 - destructive, and something went out: **confirmed**;
 - destructive, nothing went out: **refuted**, yet still treated as destructive (see `post_check`);
-- safe or navigation, yet something went out (possible only when the user released it at the gate): **contradicted**,
+- safe or navigation, yet something went out (possible only when the user released it at the gate,
+  or the browser let a held request go as it ended the debugging session): **contradicted**,
   the class was wrong and the action is treated as destructive from now on: it changed the site;
 - safe or navigation, and the page tried but the gate failed every request: **contradicted** as well, but nothing
   reached a server, so the class search acts on stays;
