@@ -71,3 +71,45 @@ def test_requests_held_when_the_user_ends_the_debugging_session_are_reported_as_
 def test_requests_held_in_a_tab_that_closed_are_not_reported_as_sent() -> None:
     seen = after_detach("gated", reason="target_closed", holds=[("h1", BUY)])
     assert seen["sent"] == [] and seen["holds"] == 0
+
+
+IN_FLIGHT = CHROME_STUB + """
+const { tabId, when } = JSON.parse(process.argv[2]);
+(async () => {
+  const tabstate = await import(base + "tabstate.js");
+  const gate = await import(base + "gate.js");
+  const emitted = [];
+  gate.startGate((message) => { emitted.push(message); return true; });
+  await tabstate.loadTabState();
+  await tabstate.update(tabId, { type: "gate", on: true, holdTimeoutMs: 1000 });
+  const detach = () => { for (const f of listeners["chrome.debugger.onDetach"]) f({ tabId }, "canceled_by_user"); };
+  callDelayMs = 30;  // every browser call (storage, CDP) takes a moment: the session can end in between
+  if (when === "answering") {
+    await tabstate.update(tabId, { type: "hold", holdId: "h1",
+      hold: { requestId: "r-1", sessionId: "", method: "POST", url: "http://shop.test/buy" } });
+    const answer = gate.releaseHold("h1", false);
+    detach();
+    await answer;
+  } else {
+    const paused = { requestId: "r-2", resourceType: "XHR", request: { method: "POST", url: "http://shop.test/buy" } };
+    for (const f of listeners["chrome.debugger.onEvent"]) f({ tabId }, "Fetch.requestPaused", paused);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    detach();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  process.stdout.write(JSON.stringify(emitted.map(({ id, hold_id, ...message }) => message)));
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+GONE = {"type": "request_sent", "tab_id": 7, "method": "POST", "url": "http://shop.test/buy",
+        "detached": "canceled_by_user"}
+
+
+def test_a_hold_whose_answer_is_on_its_way_when_the_session_ends_is_reported_let_go() -> None:
+    """The backend said no, and the extension had taken the hold off its record to fail it, when the session ended:
+    the failing never reached the browser, so the request went out and must be reported."""
+    assert run_js("tabstate.js", IN_FLIGHT, json.dumps({"tabId": 7, "when": "answering"})) == [GONE]
+
+
+def test_a_request_paused_just_as_the_session_ends_is_reported_let_go_and_never_asked_about() -> None:
+    assert run_js("tabstate.js", IN_FLIGHT, json.dumps({"tabId": 7, "when": "pausing"})) == [GONE]

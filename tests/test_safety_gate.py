@@ -31,6 +31,9 @@ class FakeBrowser:
         self.gated: list[tuple[int, bool]] = []
         self.released: list[tuple[str, bool]] = []
         self.refuse_release = False
+        # The browser ended the debugging session just before an answer came: the hold is reported let go, then the
+        # answer refused.
+        self.let_go_first = False
         self.closed_tabs: set[int] = set()
 
     def on_event(self, listener: Callable[[BrowserEvent], None]) -> Callable[[], None]:
@@ -48,7 +51,9 @@ class FakeBrowser:
 
     async def release_request(self, hold_id: str, allow: bool) -> None:
         self.released.append((hold_id, allow))
-        if self.refuse_release:
+        if self.let_go_first:
+            self.emit(let_go(hold_id))
+        if self.refuse_release or self.let_go_first:
             raise ExtensionError("invalid_message", f"no request is held as {hold_id} (released, failed or timed out)")
 
     def emit(self, event: BrowserEvent) -> None:
@@ -115,15 +120,39 @@ async def until(condition: Callable[[], object], timeout: float = 5) -> None:
 
 
 async def act(h: Harness, action_text: str, events: list[BrowserEvent],
-              approved: tuple[ExpectedRequest, ...] | None = None) -> list[GatedRequest]:
+              approved: tuple[ExpectedRequest, ...] | None = None, at_once: bool = False) -> list[GatedRequest]:
     """One action under the watch (`approved`: what the user approved with it, None: not approved): the events
-    arrive while it runs; returns what the action learns on exit."""
+    arrive while it runs (`at_once`: with no turn of the loop between them); returns what the action learns on exit."""
     assert h.env.watch is not None, "the gate is not active"
     async with h.env.watch.acting(h.env, action_text, approved) as seen:
         for event in events:
             h.browser.emit(event)
-            await asyncio.sleep(0)
+            if not at_once:
+                await asyncio.sleep(0)
     return list(seen)
+
+
+class Unanswered:
+    """An approver whose user never answers: the question stays open until it is withdrawn."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+
+def run_ends_with_a_question_open(h: Harness, hold_id: str) -> None:
+    h.run = GateRun("r1", h.run.writer, Unanswered())
+
+    async def main() -> None:
+        async with h.gate.active(h.env, h.run):
+            h.browser.emit(held(hold_id))
+            await until(lambda: h.audit())  # asked, not answered
+
+    asyncio.run(asyncio.wait_for(main(), 10))
 
 
 def test_a_denied_request_is_failed_once_and_audited(harness: Harness) -> None:
@@ -305,20 +334,7 @@ def test_tabs_the_run_moves_to_or_its_pages_open_are_gated_and_released_with_it(
 
 def test_a_question_still_open_when_the_run_ends_fails_its_request(harness: Harness) -> None:
     h = harness
-
-    class Never:
-        async def decide(self, request: ApprovalRequest) -> Decision:
-            await asyncio.Event().wait()
-            raise AssertionError
-
-    h.run = GateRun("r1", h.run.writer, Never())
-
-    async def main() -> None:
-        async with h.gate.active(h.env, h.run):
-            h.browser.emit(held("h3"))
-            await until(lambda: h.audit())  # asked, not answered
-
-    asyncio.run(main())
+    run_ends_with_a_question_open(h, "h3")
     assert h.browser.released == [("h3", False)]
     assert h.browser.gated == [(7, True), (7, False)]
     rows = h.audit()
@@ -368,26 +384,19 @@ def test_a_request_the_browser_let_go_while_it_was_asked_about_is_recorded_as_se
     question is withdrawn (there is nothing left to decide), nothing is answered to the browser, the audit log says it
     went out and that nobody decided it, and the action learns it sent something."""
     h = harness
-    asked = asyncio.Event()
-
-    class Waits:
-        async def decide(self, request: ApprovalRequest) -> Decision:
-            asked.set()
-            await asyncio.Event().wait()
-            raise AssertionError("the question should have been withdrawn")
-
-    h.run = GateRun("r1", h.run.writer, Waits())
+    approver = Unanswered()
+    h.run = GateRun("r1", h.run.writer, approver)
 
     async def main() -> list[GatedRequest]:
         async with h.gate.active(h.env, h.run):
             assert h.env.watch is not None
             async with h.env.watch.acting(h.env, "click [12]") as seen:
                 h.browser.emit(held("h9"))
-                await asyncio.wait_for(asked.wait(), 5)
+                await asyncio.wait_for(approver.asked.wait(), 5)
                 h.browser.emit(let_go("h9"))
             return list(seen)
 
-    seen = asyncio.run(main())
+    seen = asyncio.run(asyncio.wait_for(main(), 10))
     assert seen == [GatedRequest("POST", f"{SHOP}/buy", "escaped")] and seen[0].sent
     assert h.browser.released == []
     rows = h.audit()
@@ -404,14 +413,7 @@ def test_a_denial_that_reaches_the_browser_after_it_let_the_request_go_is_not_re
     then refuses the answer (it holds nothing any more). The log must not say the request was refused."""
     h = harness
     with_answers(h, [False])
-    browser = h.browser
-
-    async def release_request(hold_id: str, allow: bool) -> None:
-        browser.released.append((hold_id, allow))
-        browser.emit(let_go(hold_id))
-        raise ExtensionError("invalid_message", f"no request is held as {hold_id} (released, failed or timed out)")
-
-    browser.release_request = release_request  # type: ignore[method-assign]
+    h.browser.let_go_first = True
 
     async def main() -> list[GatedRequest]:
         async with h.gate.active(h.env, h.run):
@@ -423,6 +425,32 @@ def test_a_denial_that_reaches_the_browser_after_it_let_the_request_go_is_not_re
     assert "went out undecided: the browser ended Branchwise's debugging session (canceled_by_user)" in last.note
 
 
+def test_a_request_let_go_in_the_same_moment_it_was_held_is_recorded_and_nobody_is_asked(harness: Harness) -> None:
+    """Both reports can reach the gate before its task for the hold has run at all."""
+    h = harness
+    approver = with_answers(h, [False])
+
+    async def main() -> list[GatedRequest]:
+        async with h.gate.active(h.env, h.run):
+            return await act(h, "click [12]", [held("h12"), let_go("h12")], at_once=True)
+
+    assert asyncio.run(asyncio.wait_for(main(), 10)) == [GatedRequest("POST", f"{SHOP}/buy", "escaped")]
+    assert approver.requests == [] and h.browser.released == []
+    assert [(r.kind, r.decided_by) for r in h.audit()] == [("request_held", None), ("request_released", "browser")]
+
+
+def test_a_request_let_go_as_the_run_ends_is_not_recorded_as_refused(harness: Harness) -> None:
+    """The run ends with the question open and the request is failed, but the browser had just let it go: the
+    extension refuses the failing, and the log says the request went out."""
+    h = harness
+    h.browser.let_go_first = True
+    run_ends_with_a_question_open(h, "h13")
+    assert h.browser.released == [("h13", False)]
+    rows = h.audit()
+    assert [(r.kind, r.decided_by) for r in rows] == [("request_held", None), ("request_released", "browser")]
+    assert rows[1].note.startswith("went out undecided")
+
+
 def test_a_request_let_go_that_no_question_was_open_for_is_still_logged(harness: Harness) -> None:
     """Its `request_held` was lost on the way (or it was already settled): the run's audit log still says it went
     out."""
@@ -430,14 +458,14 @@ def test_a_request_let_go_that_no_question_was_open_for_is_still_logged(harness:
 
     async def main() -> None:
         async with h.gate.active(h.env, h.run):
-            h.browser.emit(let_go("h11", "target_closed"))
+            h.browser.emit(let_go("h11"))
             await until(lambda: h.audit())
 
     asyncio.run(main())
     [row] = h.audit()
     assert (row.kind, row.request_method, row.request_url, row.decided_by) == (
         "request_released", "POST", f"{SHOP}/buy", "browser")
-    assert "(target_closed)" in row.note
+    assert "(canceled_by_user)" in row.note
 
 
 def test_a_hold_from_a_gate_a_previous_backend_left_is_failed_at_once_and_the_gate_lifted() -> None:

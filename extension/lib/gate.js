@@ -39,6 +39,9 @@ const CHILD_TYPES = new Set(["iframe", "worker"]);
 const LET_THROUGH_KEPT = 200;
 
 const timers = new Map(); // holdId -> the hold's timeout
+// Holds taken off the record whose answer is on its way to the browser (holdId -> the hold, with its tabId): a
+// debugger session ending meanwhile lets them go as well.
+const settling = new Map();
 // Request id of a mutating request that went out -> { url, attribution: {hold_id} or {allowed} }: its 307/308
 // redirects follow, reported with the same attribution.
 const letThrough = new Map();
@@ -102,10 +105,17 @@ function stopTimer(holdId) {
 async function takeHold(holdId) {
   const hold = findHold(holdId);
   if (!hold) return null;
+  settling.set(holdId, hold);
   const saved = update(hold.tabId, { type: "unhold", holdId });
   stopTimer(holdId);
   await saved;
   return hold;
+}
+
+// The answer to a taken hold reached the browser, or could not: true when the session ended first and the hold was
+// reported let go (forgetHoldsOf).
+function settled(holdId) {
+  return !settling.delete(holdId);
 }
 
 function holdIdsOf(tabId) {
@@ -117,6 +127,7 @@ async function fail(holdId, why) {
   if (!hold) return;
   console.warn(`network gate: failed held request ${holdId} of tab ${hold.tabId}: ${why}`);
   await failPaused(hold.tabId, hold.requestId, hold.sessionId);
+  settled(holdId);
 }
 
 async function failHoldsOf(tabId, why) {
@@ -135,8 +146,10 @@ export async function failAllHolds(why) {
 // they are held does not stop them: docs/platform.md). Unless the tab itself closed, each one went out undecided, and
 // the backend hears so: the question is withdrawn and the audit log says it went out. Then the record is dropped.
 async function forgetHoldsOf(tabId, reason) {
-  for (const [holdId, hold] of tabState(tabId).holds) {
+  const answering = [...settling].filter(([, hold]) => hold.tabId === tabId);
+  for (const [holdId, hold] of [...tabState(tabId).holds, ...answering]) {
     stopTimer(holdId);
+    settling.delete(holdId);
     if (reason === "target_closed") continue;
     emit({ type: "request_sent", id: newId(), tab_id: tabId, method: hold.method, url: hold.url, hold_id: holdId,
       detached: reason });
@@ -247,9 +260,16 @@ export async function releaseHold(holdId, allow) {
   }
   if (!allow) {
     await failPaused(hold.tabId, hold.requestId, hold.sessionId);
+    settled(holdId);
     return;
   }
-  await send(hold.tabId, "Fetch.continueRequest", { requestId: hold.requestId }, hold.sessionId);
+  try {
+    await send(hold.tabId, "Fetch.continueRequest", { requestId: hold.requestId }, hold.sessionId);
+  } catch (error) {
+    if (settled(holdId)) return; // the session ended first: it went out, and the backend was told so
+    throw error;
+  }
+  if (settled(holdId)) return;
   remember(hold.requestId, { url: hold.url, attribution: { hold_id: holdId } });
   emit({ type: "request_sent", id: newId(), tab_id: hold.tabId, method: hold.method, url: hold.url, hold_id: holdId });
 }
@@ -312,6 +332,7 @@ async function paused(tabId, params, sessionId) {
   timers.set(holdId, setTimeout(() => fail(holdId, `no answer from the backend within ${timeoutMs / 1000} s`),
     timeoutMs));
   await update(tabId, { type: "hold", holdId, hold: { sessionId, requestId, method, url: request.url } });
+  if (!findHold(holdId)) return; // the debugger session ended meanwhile: reported let go (forgetHoldsOf)
   const initiator = header(request.headers, "referer") || header(request.headers, "origin");
   // A tab a gated tab's page opened is the opener's run's: said with the hold, which can reach the backend before the
   // tab's `tab_event`.

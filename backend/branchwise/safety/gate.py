@@ -94,8 +94,10 @@ class _Hold:
 
     event: RequestHeld
     answered: bool = False
-    # Why the browser let it go undecided (RequestSent.detached); empty while it is held or was answered.
+    # Why the browser let it go undecided (RequestSent.detached); empty while it is held or was answered. `let_go` is
+    # set with it: the question waits for the user or for it, whichever comes first.
     escaped: str = ""
+    let_go: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class GateSession:
@@ -182,8 +184,8 @@ class NetworkGate:
         self.sessions: list[GateSession] = []
         # Holds no run claims, failed in the background: kept here so the loop does not drop their tasks half-way.
         self._unclaimed: set[asyncio.Task[None]] = set()
-        # Every hold being decided, by its id, with the task deciding it: the browser may let it go meanwhile.
-        self._deciding: dict[str, tuple[_Hold, asyncio.Task[None]]] = {}
+        # Every hold being decided, by its id: the browser may let it go meanwhile.
+        self._deciding: dict[str, _Hold] = {}
         # Listening while no run is active too: a hold from a gate a previous backend left on (killed mid-run) is
         # failed at once and the gate lifted, instead of hanging until the extension's hold timeout.
         browser.on_event(self._on_event)
@@ -250,7 +252,7 @@ class NetworkGate:
                 tasks = session.holds if session is not None else self._unclaimed
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
-                self._deciding[event.hold_id] = hold, task
+                self._deciding[event.hold_id] = hold
                 task.add_done_callback(lambda _: self._deciding.pop(event.hold_id, None))
                 if window is not None:
                     window.pending.add(task)
@@ -277,28 +279,26 @@ class NetworkGate:
                     self.tab_sessions[event.tab_id] = session
 
     def _escaped(self, event: RequestSent, hold_id: str, why: str) -> None:
-        """The browser let a held request go as it ended the debugging session: the question, if still open, is
-        withdrawn and the request recorded as sent undecided (`_decide_once`, or `_settle` when an answer was on its
-        way: the browser could not take it)."""
+        """The browser let a held request go as it ended the debugging session. The task deciding it records that:
+        the open question is withdrawn (`_decide_once`), an answer on its way is refused by the browser (`_settle`),
+        the run ending meanwhile fails nothing (`_withdrawn`). A hold no task decides is recorded here."""
         log.warning("network gate: %s %s of tab %d went out undecided: the browser ended the debugging session (%s)",
                     event.method, event.url, event.tab_id, why)
-        deciding = self._deciding.get(hold_id)
-        if deciding is None:
-            session = self._session_for(event.tab_id)
-            if session is not None:
-                self._spawn(session, self._audit(session, "request_released", event.method, event.url,
-                                                 decided_by="browser", note=ESCAPED.format(why=why)))
+        hold = self._deciding.get(hold_id)
+        if hold is not None:
+            hold.escaped = why
+            hold.let_go.set()
             return
-        hold, task = deciding
-        hold.escaped = why
-        if not hold.answered:
-            hold.answered = True  # nothing is left in the browser to answer
-            task.cancel()
+        session = self._session_for(event.tab_id)
+        if session is not None:
+            self._spawn(session, self._audit(session, "request_released", event.method, event.url,
+                                             decided_by="browser", note=ESCAPED.format(why=why)))
 
-    def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> None:
+    def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
         session.writes.add(task)
         task.add_done_callback(session.writes.discard)
+        return task
 
     # Deciding --------------------------------------------------------------------------------------------------------
 
@@ -326,27 +326,56 @@ class NetworkGate:
                               else "", reasons=list(request.reasons), url=held.initiator_url or "",
                               note=f"{held.resource_type or 'request'}, {held.body_bytes} bytes of body",
                               approval_id=request.approval_id, nonce=request.nonce)
-            decision = await self._ask(session.run.approver, request, held)
+            decision = await self._unless_let_go(hold, self._ask(session.run.approver, request, held))
         except asyncio.CancelledError:
-            if hold.escaped:
-                if window is not None:
-                    window.requests.append(GatedRequest(held.method, held.url, "escaped"))
-                await asyncio.shield(self._audit(session, "request_released", held.method, held.url,
-                                                 decided_by="browser", note=ESCAPED.format(why=hold.escaped),
-                                                 action_text=window.action_text if window else "",
-                                                 approval_id=request.approval_id))
-                raise
-            await asyncio.shield(self._release(hold, False))
-            await asyncio.shield(self._audit(session, "request_failed", held.method, held.url, decision="denied",
-                                             decided_by="policy", note="the run ended before anyone answered",
-                                             approval_id=request.approval_id))
+            # The run ended first: the request fails, unless the browser let it go already. Written by a task of the
+            # run's own, so a second cancellation cannot lose the row (close() waits for it).
+            release = None if hold.escaped else asyncio.ensure_future(self._release(hold, False))
+            self._spawn(session, self._withdrawn(session, window, hold, request, release))
+            if release is not None:
+                await asyncio.shield(release)
             raise
+        if decision is None:
+            await asyncio.shield(self._spawn(session, self._withdrawn(session, window, hold, request, None)))
+            return
         # Decided: the answer and its audit row are done whatever happens next (the run ending now cancels this task;
         # it waits for its writes, this one among them).
-        settle = asyncio.ensure_future(self._settle(session, window, hold, request, decision))
-        session.writes.add(settle)
-        settle.add_done_callback(session.writes.discard)
-        await asyncio.shield(settle)
+        await asyncio.shield(self._spawn(session, self._settle(session, window, hold, request, decision)))
+
+    @staticmethod
+    async def _unless_let_go(hold: _Hold, asking: Coroutine[object, object, Decision]) -> Decision | None:
+        """The decision, or None when the browser let the request go first (the question is then withdrawn)."""
+        if hold.let_go.is_set():
+            asking.close()  # gone before anyone was asked
+            return None
+        question = asyncio.ensure_future(asking)
+        let_go = asyncio.ensure_future(hold.let_go.wait())
+        try:
+            await asyncio.wait({question, let_go}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            let_go.cancel()
+            if not question.done():
+                question.cancel()
+                await asyncio.wait({question})  # the approver closes its card
+        return None if hold.escaped else question.result()
+
+    async def _withdrawn(self, session: GateSession, window: _Window | None, hold: _Hold, request: ApprovalRequest,
+                         release: asyncio.Future[str | None] | None) -> None:
+        """The question ended undecided: the browser let the request go, or the run ended (`release` fails it; the
+        browser may have let it go meanwhile, and then refuses the answer)."""
+        held = hold.event
+        if release is not None:
+            await release
+        if hold.escaped:
+            if window is not None:
+                window.requests.append(GatedRequest(held.method, held.url, "escaped"))
+            await self._audit(session, "request_released", held.method, held.url, decided_by="browser",
+                              note=ESCAPED.format(why=hold.escaped), action_text=window.action_text if window else "",
+                              approval_id=request.approval_id)
+        else:
+            await self._audit(session, "request_failed", held.method, held.url, decision="denied",
+                              decided_by="policy", note="the run ended before anyone answered",
+                              approval_id=request.approval_id)
 
     async def _settle(self, session: GateSession, window: _Window | None, hold: _Hold, request: ApprovalRequest,
                       decision: Decision) -> None:
