@@ -357,7 +357,11 @@ class NetworkGate:
             if not question.done():
                 question.cancel()
                 await asyncio.wait({question})  # the approver closes its card
-        return None if hold.escaped else question.result()
+        if hold.escaped:
+            if not question.cancelled():
+                question.exception()  # an error deciding matters no more; read, so it is not reported as lost
+            return None
+        return question.result()
 
     async def _withdrawn(self, session: GateSession, window: _Window | None, hold: _Hold, request: ApprovalRequest,
                          release: asyncio.Future[str | None] | None) -> None:
