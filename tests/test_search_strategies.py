@@ -165,11 +165,13 @@ def test_best_first_follows_the_policy_from_a_start_page_wrongly_judged_a_succes
 
 
 def test_best_first_follows_the_policy_through_a_page_judged_worse_than_the_start(tmp_path: Path) -> None:
-    """Task 3002 with a 1.5B value model: the page that showed the answer was judged off track, worse than the start,
-    and the right answer read there only as good as the start. Nothing was better than the start, so the run does what
-    the policy would have done (greedy answered it) instead of giving up with the answer in hand."""
-    def value(call: Call) -> str:
-        return verdict("failure", "no" if page_of(call) == BOOKS_URL and not answer_of(call) else "yes")
+    """Task 3002 with a 1.5B value model: a page on the way was judged off track, worse than the start, and the right
+    answer only as good as the start, below "on track". Nothing was better than the start, so the run does what the
+    policy would have done (greedy answered it) instead of giving up with the answer in hand."""
+    def value(call: Call) -> str | list[str]:
+        if page_of(call) == BOOKS_URL and not answer_of(call):
+            return verdict("failure", "no")
+        return [verdict("failure", "yes"), verdict("failure", "no")]  # 0.25: the start, Orchard and the answer
 
     run = search_site(tmp_path, best_first(), by_page(WALK), value)
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
@@ -191,6 +193,27 @@ def test_best_first_gives_the_best_answer_found_when_the_policys_own_answer_is_j
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
     assert "answering with the best answer found" in run.outcome.reason
     assert run.env.url == BOOKS_URL
+
+
+def test_best_first_does_not_commit_to_a_page_judged_off_track_where_the_policys_way_ends(tmp_path: Path) -> None:
+    """The policy's way leads through pages judged off track to a link back home (a page seen already): it ends on a
+    page, not an answer, so the browser is not committed there; the answer judged on track on About is given."""
+    policy = by_page({HOME_URL: [act("click [1]")] * 3 + [act("click [2]")] * 2, BOOKS_URL: act("click [2]"),
+                      ORCHARD_URL: act("click [1]"), ABOUT_URL: act("stop [Spring]")})
+
+    def value(call: Call) -> str:
+        return verdict("failure", "no" if page_of(call) in (BOOKS_URL, ORCHARD_URL) else "yes")
+
+    run = search_site(tmp_path, best_first(), policy, value)
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "Spring")
+    assert "answering with the best answer found" in run.outcome.reason
+    assert run.env.url == ABOUT_URL
+
+
+def test_best_first_gives_no_answer_every_verdict_rejected_even_after_a_start_judged_as_badly(tmp_path: Path) -> None:
+    """Everything judged off track, the answer too: it is no worse than the start, but every verdict rejected it."""
+    run = search_site(tmp_path, best_first(), by_page(WALK), lambda call: verdict("failure", "no"))
+    assert run.outcome.status == "failed"
 
 
 def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:

@@ -15,11 +15,12 @@ Where this departs from a literal reading of the paper, and why:
   approval, only when it is the policy's first choice at the best state found and no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 - When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
-  follows the policy's first choices through the explored states, as a greedy agent would, and gives the answer at
-  their end unless the value function judged it worse than the start: search should not do worse than the policy's
-  own first choice where the value function cannot tell better from worse. The states on the way are not held to
-  their values: a small model's value function called the page that showed the answer worse than the start, then
-  the right answer read there as good as the start (task 3002 with Qwen2.5-Coder-1.5B; greedy answered it).
+  follows the policy's first choices through the explored states, as a greedy agent would: search should not do
+  worse than the policy's own first choice where the value function cannot tell better from worse. When they end in
+  an answer valued at least as the run's start was (at most "on track" asked; never one every verdict rejected), that
+  answer is given, whatever the pages on the way were valued: a small model's value function called the page that
+  showed the answer worse than the start, then the right answer read there as good as the start (task 3002 with
+  Qwen2.5-Coder-1.5B; greedy answered it). Otherwise the browser goes only as far as the way is judged on track.
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
@@ -103,10 +104,12 @@ class _Run:
         self.first_choice: dict[int, FrontierItem] = {}
         self.led_to: dict[int, int] = {}
         self.seq = 0
+        # Where the run started: its value is the bar an answer at the end of the policy's path must reach.
+        self.start: Node | None = None
 
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
-        root = await start_node(ctx)
+        root = self.start = await start_node(ctx)
         if ctx.use_examples:
             await ensure_examples(ctx, self.config.retrieval)
         for round_index in range(1, self.config.max_rounds + 1):
@@ -309,18 +312,35 @@ class _Run:
     def _policy_path(self, root: Node) -> Node:
         """Where the policy's first choice at each state leads through the explored tree, from `root`: what a greedy
         agent would have done, for when the value function found nothing better than the start (identical verdicts,
-        or a start page wrongly judged a success). It ends before an answer the value function judged worse than the
-        start."""
+        or a start page wrongly judged a success). All the way to an answer the value function did not judge worse
+        than the start; else only while the way is judged at least on track (a page judged off track is not worth
+        committing the browser to, and an answer judged on track elsewhere is still given by `_give_up`)."""
+        path = self._first_choices(root)
+        if path[-1].status == "terminal" and self._worth_giving(path[-1]):
+            return path[-1]
         node = root
-        while (choice := self.first_choice.get(node.id)) is not None:
-            child = self.tree[self.led_to[choice.seq]] if choice.seq in self.led_to else None
-            if (child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None
-                    or (child.status == "terminal" and _value(child) < _value(root))):
+        for child in path[1:]:
+            if child.status == "terminal" or _value(child) < ON_TRACK_VALUE:
                 break
             node = child
-            if node.status == "terminal":
-                break
         return node
+
+    def _first_choices(self, root: Node) -> list[Node]:
+        """`root` and the explored states the policy's first choices lead to from it, up to an answer or a state whose
+        first choice did not run (destructive, a revisit, a failed action, never reached)."""
+        path = [root]
+        while (choice := self.first_choice.get(path[-1].id)) is not None and path[-1].status != "terminal":
+            child = self.tree[self.led_to[choice.seq]] if choice.seq in self.led_to else None
+            if child is None or child.unreachable or child.status in ("dead", "invalid") or child.value is None:
+                break
+            path.append(child)
+        return path
+
+    def _worth_giving(self, answer: Node) -> bool:
+        """An answer the value function judged no worse than the run's start (whose bar is at most "on track": a start
+        page wrongly judged a success must not bar every answer), and not one every verdict rejected."""
+        start = _value(self.start) if self.start is not None else ON_TRACK_VALUE
+        return _value(answer) > 0 and _value(answer) >= min(start, ON_TRACK_VALUE)
 
     def _ran(self, item: FrontierItem) -> None:
         """`item` is taken: it is not proposed again in a later round."""
