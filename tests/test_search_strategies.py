@@ -195,6 +195,21 @@ def test_best_first_gives_the_best_answer_found_when_the_policys_own_answer_is_j
     assert run.env.url == BOOKS_URL
 
 
+def test_best_first_gives_the_policys_answer_valued_below_the_start_unless_every_verdict_rejected_it(
+        tmp_path: Path) -> None:
+    """Task 3002 again, another run: every policy sample answered, and the answer was valued one verdict below the
+    start (0.1 against 0.2). A small model's values move by one verdict from state to state: that is not a
+    rejection."""
+    def value(call: Call) -> str | list[str]:
+        if answer_of(call):
+            return [verdict("failure", "yes"), verdict("failure", "no")]  # 0.25
+        return verdict("failure", "yes")  # 0.5: every page, the start included
+
+    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "policy proposed first" in run.outcome.reason
+
+
 def test_best_first_does_not_commit_to_a_page_judged_off_track_where_the_policys_way_ends(tmp_path: Path) -> None:
     """The policy's way leads through pages judged off track to a link back home (a page seen already): it ends on a
     page, not an answer, so the browser is not committed there; the answer judged on track on About is given."""
@@ -211,19 +226,23 @@ def test_best_first_does_not_commit_to_a_page_judged_off_track_where_the_policys
 
 
 def test_best_first_gives_no_answer_every_verdict_rejected_even_after_a_start_judged_as_badly(tmp_path: Path) -> None:
-    """Everything judged off track, the answer too: it is no worse than the start, but every verdict rejected it."""
+    """Everything judged off track, the answer too: every verdict rejected it, so the policy's answer is not given."""
     run = search_site(tmp_path, best_first(), by_page(WALK), lambda call: verdict("failure", "no"))
     assert run.outcome.status == "failed"
 
 
 def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:
-    """One sample of two on track (0.25) is not "at least on track": the run fails rather than give that answer."""
+    """One sample of two on track (0.25) is not "at least on track": an answer that is not where the policy's own
+    first choices lead (there, a link back to Books) is not given; the run fails rather than give it."""
+    policy = by_page({HOME_URL: act("click [1]"), BOOKS_URL: act("click [2]"),
+                      ORCHARD_URL: [act("click [3]")] * 3 + [act("stop [1997]")] * 2})
+
     def value(call: Call) -> str | list[str]:
         if answer_of(call):
             return [verdict("failure", "yes"), verdict("failure", "no")]
         return verdict("failure", "no" if page_of(call) == BOOKS_URL else "yes")
 
-    run = search_site(tmp_path, best_first(), by_page(WALK), value)
+    run = search_site(tmp_path, best_first(), policy, value)
     assert run.outcome.status == "failed"
 
 
