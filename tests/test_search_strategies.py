@@ -180,10 +180,9 @@ def test_best_first_follows_the_policy_through_a_page_judged_worse_than_the_star
     assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
 
 
-def test_best_first_gives_the_best_answer_found_when_the_policys_own_answer_is_judged_worse(tmp_path: Path) -> None:
-    """The policy's first choice on the start page is an answer the value function judged worse than the start: it is
-    not given. An answer judged on track was found on Books: that one is, with the reason saying it is below the
-    threshold."""
+def test_best_first_gives_the_best_answer_found_when_the_policys_own_answer_is_rejected(tmp_path: Path) -> None:
+    """The policy's first choice on the start page is an answer every value verdict rejected: it is not given. An
+    answer judged on track was found on Books: that one is, with the reason saying it is below the threshold."""
     policy = by_page({HOME_URL: [act("stop [guess]")] * 3 + [act("click [1]")] * 2, BOOKS_URL: act("stop [1997]")})
 
     def value(call: Call) -> str:
