@@ -142,8 +142,8 @@ export async function failAllHolds(why) {
   for (const [tabId] of tabStates()) await failHoldsOf(tabId, why);
 }
 
-// The tab's debugger session is gone, and its paused requests with it: Chromium lets them go (a block rule set while
-// they are held does not stop them: docs/platform.md). Unless the tab itself closed, each one went out undecided, and
+// The tab's debugger session is gone, and its paused requests with it: Chromium lets them go (measured when the
+// extension detaches; a block rule set while they are held does not stop them: docs/platform.md). Unless the tab itself closed, each one went out undecided, and
 // the backend hears so: the question is withdrawn and the audit log says it went out. Then the record is dropped.
 async function forgetHoldsOf(tabId, reason) {
   const answering = [...settling].filter(([, hold]) => hold.tabId === tabId);

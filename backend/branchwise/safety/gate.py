@@ -13,10 +13,11 @@ Each action the environment runs is a window (BrowserEnv.watch): the requests se
 handed back with the action's result for the post-execution check (safety/postcheck.py). A window ends only once
 every request held during it has been decided, so the check sees the whole picture.
 
-A held request can still go out undecided: when the browser ends the extension's debugging session (the user cancels
-the "is debugging this browser" bar), Chromium lets the held requests go, and nothing the extension can set beforehand
-stops them (docs/platform.md). The extension then reports each as `request_sent {hold_id, detached}`: the question is
-withdrawn, the audit log says it went out and that nobody decided it, and the action it belongs to learns it was sent.
+A held request can still go out undecided: when the browser ends the extension's debugging session (the user cancels the
+"is debugging this browser" bar), Chromium presumably lets the held requests go, as it does when the extension detaches
+itself, and a block rule added while they are held does not stop them (docs/platform.md). The extension then reports
+each as `request_sent {hold_id, detached}`: the question is withdrawn, the audit log says it went out and that nobody
+decided it, and the action it belongs to learns it was sent.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class _Hold:
     event: RequestHeld
     answered: bool = False
     # Why the browser let it go undecided (RequestSent.detached); empty while it is held or was answered. `let_go` is
-    # set with it: the question waits for the user or for it, whichever comes first.
+    # set with it: the question waits for the user's answer or for the browser letting the request go, whichever
+    # comes first.
     escaped: str = ""
     let_go: asyncio.Event = field(default_factory=asyncio.Event)
 

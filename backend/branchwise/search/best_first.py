@@ -15,14 +15,14 @@ Where this departs from a literal reading of the paper, and why:
   approval, only when it is the policy's first choice at the best state found and no other move there did better.
 - Values are kept: a state is scored once, whatever the round, and a page reached again is not explored twice.
 - When no state is judged better than the root (values tie, or the root was wrongly judged a success), the browser
-  follows the policy's first choices through the explored states, as a greedy agent would: search should not do
-  worse than the policy's own first choice where the value function cannot tell better from worse. When they end in
-  an answer that not every value verdict rejected, that answer is given, whatever the pages on the way were valued
-  and whatever the start was: with Qwen2.5-Coder-1.5B judging, task 3002's page with the answer was valued 0.0 (the
-  start 0.2) and the right answer 0.2 in one run, the answer alone 0.1 against the start's 0.2 in another, where
-  every policy sample proposed it and greedy gave it. A small model's values differ by one verdict in five from
-  state to state; only a unanimous rejection says something. Otherwise the browser goes only as far as the way is
-  judged on track.
+  follows the policy's first choices through the explored states, as a greedy agent would: search should not do worse
+  than the policy's own first choice where the value function cannot tell better from worse. When they end in an answer
+  valued above 0 (not every verdict rejected it; an unreadable verdict counts as a rejection), it is given, whatever the
+  pages on the way were valued and whatever the start was: with Qwen2.5-Coder-1.5B judging, task 3002's page with the
+  answer was valued 0.0 (the start 0.2) and the right answer 0.2 in one run, the answer alone 0.1 against the start's
+  0.2 in another, where every policy sample proposed it and greedy gave it. A small model's values differ by one verdict
+  in five from state to state; only a unanimous rejection says something. Otherwise the browser goes only as far as the
+  way is judged on track.
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
@@ -312,7 +312,8 @@ class _Run:
     def _policy_path(self, root: Node) -> Node:
         """Where the policy's first choice at each state leads through the explored tree, from `root`: what a greedy
         agent would have done, for when the value function found nothing better than the start (identical verdicts,
-        or a start page wrongly judged a success). All the way to an answer not every value verdict rejected; else
+        or a start page wrongly judged a success). All the way to an answer valued above 0 (not every verdict rejected
+        it); else
         only while the way is judged at least on track (a page judged off track is not worth committing the browser
         to, and an answer judged on track elsewhere is still given by `_give_up`)."""
         path = self._first_choices(root)
