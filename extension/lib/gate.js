@@ -143,8 +143,9 @@ export async function failAllHolds(why) {
 }
 
 // The tab's debugger session is gone, and its paused requests with it: Chromium lets them go (measured when the
-// extension detaches; a block rule set while they are held does not stop them: docs/platform.md). Unless the tab itself closed, each one went out undecided, and
-// the backend hears so: the question is withdrawn and the audit log says it went out. Then the record is dropped.
+// extension detaches; a block rule set while they are held does not stop them: docs/platform.md). Unless the tab
+// itself closed, each one went out undecided, and the backend hears so: the question is withdrawn and the audit log
+// says it went out. Then the record is dropped.
 async function forgetHoldsOf(tabId, reason) {
   const answering = [...settling].filter(([, hold]) => hold.tabId === tabId);
   for (const [holdId, hold] of [...tabState(tabId).holds, ...answering]) {

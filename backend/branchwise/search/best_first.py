@@ -313,9 +313,8 @@ class _Run:
         """Where the policy's first choice at each state leads through the explored tree, from `root`: what a greedy
         agent would have done, for when the value function found nothing better than the start (identical verdicts,
         or a start page wrongly judged a success). All the way to an answer valued above 0 (not every verdict rejected
-        it); else
-        only while the way is judged at least on track (a page judged off track is not worth committing the browser
-        to, and an answer judged on track elsewhere is still given by `_give_up`)."""
+        it); else only while the way is judged at least on track (a page judged off track is not worth committing the
+        browser to, and an answer judged on track elsewhere is still given by `_give_up`)."""
         path = self._first_choices(root)
         if path[-1].status == "terminal" and _value(path[-1]) > 0:
             return path[-1]
