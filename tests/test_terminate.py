@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from branchwise.core.status import TERMINATED
+from branchwise.protocol import ListTabs, Tabs
 from branchwise.terminate import Terminated, until_terminated
+
+from extension_client import paired_socket, receive_json, running_backend
 
 
 class Command:
@@ -64,6 +69,38 @@ def test_a_stop_signal_cancels_the_command_which_cleans_up_and_the_process_exits
     assert stopped.value.exit_code == 128 + signum and str(stopped.value) == signal.Signals(signum).name
     # The process's own handling is back: the signals were the command's only while it ran.
     assert signal.getsignal(signum) == signal.SIG_DFL
+
+
+@pytest.mark.usefixtures("default_handling")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_backend_still_reaches_the_extension_while_a_stopped_command_cleans_up(signum: int, tmp_path: Path) -> None:
+    """A stopped run lifts its network gate and closes its tabs through the extension: the backend must not go down
+    the moment the signal arrives (uvicorn's own handlers did that, and the clean-up waited 45 s for a link that could
+    not come back)."""
+    answered: list[list[int]] = []
+
+    async def command() -> int:
+        async with running_backend(tmp_path) as backend:
+            ws = await paired_socket(backend)
+            link = backend.hub.link
+            assert link is not None
+            try:
+                os.kill(os.getpid(), signum)
+                await asyncio.Event().wait()
+            finally:
+                await asyncio.sleep(0.3)  # uvicorn looks at its exit flag every 0.1 s
+                asking = asyncio.ensure_future(link.request(ListTabs(), Tabs, 5))
+                asked = await receive_json(ws)
+                await ws.send(json.dumps({"type": "tabs", "id": "t", "reply_to": asked["id"],
+                                          "tabs": [{"tab_id": 7, "index": 0}]}))
+                answered.append([tab.tab_id for tab in (await asking).tabs])
+                await ws.close()
+        return 0
+
+    stopped_by = Terminated if signum == signal.SIGTERM else KeyboardInterrupt  # Ctrl-C is asyncio.run's own
+    with pytest.raises(stopped_by):
+        asyncio.run(until_terminated(command()))
+    assert answered == [[7]]
 
 
 def test_a_cancel_from_outside_passes_through_as_a_cancel_not_a_stop_signal() -> None:

@@ -8,7 +8,9 @@ the same Host and Origin.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +118,17 @@ def create_app(config: ServerConfig, hub: ExtensionHub, token: str) -> FastAPI:
     return app
 
 
+class _SignalFree(uvicorn.Server):
+    """uvicorn that leaves the process's signals to the command (terminate.py, asyncio.run's Ctrl-C). uvicorn's own
+    handlers would stop the backend the moment a stop signal arrives, while the run being cancelled still needs the
+    extension to lift its network gate and record how it ended: that clean-up waited the whole reconnect grace (45 s)
+    for a link that could not come back."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 class BackendServer:
     """Runs the app on loopback inside the current event loop; `port` is known once started (port 0 picks one)."""
 
@@ -125,7 +138,7 @@ class BackendServer:
         self.config = config
         self._hub = hub
         self.app = create_app(config, hub, token)
-        self._server = uvicorn.Server(
+        self._server = _SignalFree(
             uvicorn.Config(
                 self.app,
                 host=config.host,
