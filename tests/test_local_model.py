@@ -4,8 +4,10 @@ one where `make model` installed it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib
+import logging
 import urllib.error
 import urllib.request
 from dataclasses import replace
@@ -28,6 +30,8 @@ from branchwise.local_model import (
     ShippedModel,
     assemble,
 )
+from branchwise.models import serve_local_model
+from branchwise.settings import Settings
 
 CHUNKS = (b"GGUF first chunk ", b"second ", b"last")
 
@@ -138,6 +142,43 @@ def test_the_real_model_answers_only_with_its_key(tmp_path: Path) -> None:
         # The server's tokenizer, not the estimate (27 characters: 6 tokens + 4 of template by characters / 4).
         assert tokens != 6 + 4 and tokens > 4
         assert "ready" in answer.lower()
+
+
+def test_a_run_cut_short_says_why_the_local_model_takes_a_moment_to_stop(tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """llama.cpp finishes the prompt batch it is reading before it stops (seconds on a slow CPU): a user who pressed
+    Ctrl-C is told so instead of facing a silent terminal; a run that ends on its own is not. With the smallest model
+    (make setup installs it)."""
+    pytest.importorskip("xllamacpp", reason="the local model's server comes with make setup")
+    if SMOLLM2_135M.missing():
+        pytest.skip("SmolLM2 is not installed: make setup")
+    settings = Settings.load({}, data_dir=tmp_path)
+    config = LocalServerConfig(model=SMOLLM2_135M, context_tokens=1024)
+
+    async def serve(cut_short: bool) -> None:
+        async def run(serving: asyncio.Event) -> None:
+            async with serve_local_model(settings, config):
+                serving.set()
+                if cut_short:
+                    await asyncio.Event().wait()
+
+        serving = asyncio.Event()
+        running = asyncio.ensure_future(run(serving))
+        await serving.wait()
+        if cut_short:
+            running.cancel()  # what Ctrl-C does to the command
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+
+    def warned() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+    with caplog.at_level(logging.INFO, logger="branchwise.local_model"):
+        asyncio.run(serve(cut_short=False))
+        assert warned() == [] and any("local model stopped in" in r.getMessage() for r in caplog.records)
+        asyncio.run(serve(cut_short=True))
+    assert warned() == ["stopping the local model: it first finishes reading the batch of up to 512 prompt tokens "
+                        "under way"]
 
 
 def test_local_model_flag_on_run_and_its_conflicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

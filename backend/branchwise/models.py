@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -98,7 +99,7 @@ async def serve_local_model(settings: Settings, config: LocalServerConfig) -> As
         async with LLMClient(llm) as client:
             yield ModelSetup(client, False, f"local {config.model.name} at {server.base_url} ({capacity(llm)})")
     finally:
-        server.__exit__()
+        server.__exit__(*sys.exc_info())  # a run cut short (Ctrl-C, SIGTERM) is told why it waits
 
 
 async def sized_to_server(config: LLMConfig, settings: Settings) -> LLMConfig:
