@@ -78,6 +78,9 @@ class GateRun:
     run_id: str
     writer: RunWriter
     approver: Approver
+    # A line into the run's log (the terminal, the side panel), for what the user must hear that no card shows: a
+    # request that went out undecided takes its card away.
+    say: Callable[[str], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -293,8 +296,7 @@ class NetworkGate:
             return
         session = self._session_for(event.tab_id)
         if session is not None:
-            self._spawn(session, self._audit(session, "request_released", event.method, event.url,
-                                             decided_by="browser", note=ESCAPED.format(why=why)))
+            self._spawn(session, self._went_out(session, event.method, event.url, why))
 
     def _spawn(self, session: GateSession, coro: Coroutine[object, object, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -375,9 +377,8 @@ class NetworkGate:
         if hold.escaped:
             if window is not None:
                 window.requests.append(GatedRequest(held.method, held.url, "escaped"))
-            await self._audit(session, "request_released", held.method, held.url, decided_by="browser",
-                              note=ESCAPED.format(why=hold.escaped), action_text=window.action_text if window else "",
-                              approval_id=request.approval_id)
+            await self._went_out(session, held.method, held.url, hold.escaped,
+                                 action_text=window.action_text if window else "", approval_id=request.approval_id)
         else:
             await self._audit(session, "request_failed", held.method, held.url, decision="denied",
                               decided_by="policy", note="the run ended before anyone answered",
@@ -400,6 +401,20 @@ class NetworkGate:
                           held.url, decision=decision.outcome, decided_by=None if decision.timed_out else decision.by,
                           note=note,
                           action_text=window.action_text if window else "", approval_id=request.approval_id)
+        if hold.escaped:
+            await self._tell(session, held.method, held.url, hold.escaped)
+
+    async def _went_out(self, session: GateSession, method: str, url: str, why: str, *, action_text: str = "",
+                        approval_id: str = "") -> None:
+        """A request the browser let go that nobody had decided: on the audit log, decided by the browser."""
+        await self._audit(session, "request_released", method, url, decided_by="browser",
+                          note=ESCAPED.format(why=why), action_text=action_text, approval_id=approval_id)
+        await self._tell(session, method, url, why)
+
+    @staticmethod
+    async def _tell(session: GateSession, method: str, url: str, why: str) -> None:
+        if session.run.say is not None:
+            await session.run.say(f"{method} {url} {ESCAPED.format(why=why)}")
 
     async def _lift_stale(self, tab_id: int) -> None:
         """Lift the gate of a tab no run of this backend holds: one left on by a backend that ended mid-run (killed,

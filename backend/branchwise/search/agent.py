@@ -159,7 +159,7 @@ class SearchAgent:
                     backtrack_mode=self.config.backtrack if strategy.backtracks else "",
                     model=self.roles.policy.config.model, start_url=(env.last.url if env.last else ""),
                     tab_id=env.tab_id))
-            async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver)):
+            async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver, say=trace.progress)):
                 outcome = await within_time(search(), self.config.limits.timeout_s)
         except asyncio.CancelledError as exc:
             # A run whose process was told to stop is interrupted, as after a crash: on record to resume while its tab
