@@ -25,7 +25,7 @@ from branchwise.actions import (
 )
 from branchwise.agent.env import DIALOG_CANCEL_ID, DIALOG_INPUT_ID, DIALOG_OK_ID, BrowserEnv, EnvView
 
-from harness import Stack, in_page
+from harness import Stack, in_extension, in_page
 
 pytestmark = pytest.mark.e2e
 
@@ -107,6 +107,31 @@ def test_scroll_down_and_up(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:
     assert down > 300
     act(stack, env, Scroll("up"))
     assert in_page(stack, url, "return scrollY") < down
+
+
+def scroll_y(stack: Stack, *tab_ids: int) -> list[float]:
+    """The tabs' scroll positions, read through the extension's debugger: Selenium's switching tabs would bring one on
+    screen."""
+    reads = ", ".join(f'chrome.debugger.sendCommand({{tabId: {t}}}, "Runtime.evaluate", {{expression: "scrollY", '
+                      f'returnByValue: true}}).then((r) => r.result.value)' for t in tab_ids)
+    ys: list[float] = in_extension(stack, f"async () => Promise.all([{reads}])")
+    return ys
+
+
+def test_a_tab_not_on_screen_scrolls_as_one_on_screen_does(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:
+    """A replay runs in a throw-away tab opened in the background, where a wheel event never arrives (Chromium sends
+    it with a rendered frame, and a hidden tab renders none): its `scroll` timed out after 45 s, and the replay with
+    it."""
+    env, url = lab
+    hidden = stack.call(stack.session.browser.open_tab(url + "&hidden=1", active=False, guarded=True))
+    hidden_env = BrowserEnv(stack.session.browser, hidden.tab_id)
+    stack.call(stack.session.browser.activate_tab(env.tab_id))
+    act(stack, env, Scroll("down"))
+    act(stack, hidden_env, Scroll("down"))
+    shown_y, hidden_y = scroll_y(stack, env.tab_id, hidden.tab_id)
+    assert shown_y > 300 and abs(hidden_y - shown_y) <= 1, (shown_y, hidden_y)
+    act(stack, hidden_env, Scroll("up"))
+    assert scroll_y(stack, hidden.tab_id)[0] < hidden_y
 
 
 def test_select_option(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:

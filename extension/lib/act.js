@@ -194,12 +194,33 @@ const SELECT_OPTIONS = `function(values) {
   return chosen.map((o) => o.label.trim());
 }`;
 
+// What a wheel at the viewport's centre scrolls, by script: the innermost scrollable element there with room to move
+// that way, else the page. For a tab not on screen: Chromium hands a wheel event to the page only with a rendered
+// frame, and a hidden tab renders none, so the wheel's Input.dispatchMouseEvent never returned (measured: a replay's
+// throw-away tab, opened in the background, timed out on every `scroll`).
+const SCROLL_BY_SCRIPT = `(dy) => {
+  const scrollable = (el) => /(auto|scroll|overlay)/.test(getComputedStyle(el).overflowY)
+    && (dy > 0 ? el.scrollHeight - el.clientHeight - el.scrollTop >= 1 : el.scrollTop > 0);
+  let el = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
+  while (el && el !== document.body && el !== document.documentElement && !scrollable(el)) el = el.parentElement;
+  const target = el && el !== document.body && el !== document.documentElement ? el
+    : document.scrollingElement || document.documentElement;
+  target.scrollBy({ top: dy, behavior: "instant" });
+}`;
+
 async function scroll(tabId, direction) {
   const { cssVisualViewport: vp } = await send(tabId, "Page.getLayoutMetrics");
   const point = { x: vp.clientWidth / 2, y: vp.clientHeight / 2 };
-  const readY = async () => (await send(tabId, "Runtime.evaluate", { expression: "scrollY", returnByValue: true })).result.value;
+  const deltaY = (direction === "down" ? 1 : -1) * vp.clientHeight * 0.8;
+  const evaluate = async (expression) =>
+    (await send(tabId, "Runtime.evaluate", { expression, returnByValue: true })).result.value;
+  if (await evaluate("document.visibilityState") === "hidden") {
+    await evaluate(`(${SCROLL_BY_SCRIPT})(${deltaY})`);
+    return;
+  }
+  const readY = () => evaluate("scrollY");
   const before = await readY();
-  await mouse(tabId, "mouseWheel", point, { deltaX: 0, deltaY: (direction === "down" ? 1 : -1) * vp.clientHeight * 0.8 });
+  await mouse(tabId, "mouseWheel", point, { deltaX: 0, deltaY });
   // Wheel scrolling may animate: wait until the position stops moving.
   let last = before;
   for (let i = 0; i < 20; i++) {
