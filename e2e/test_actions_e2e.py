@@ -5,6 +5,7 @@ The page is checked independently through Selenium, attached to the same Chromiu
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -109,11 +110,12 @@ def test_scroll_down_and_up(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:
     assert in_page(stack, url, "return scrollY") < down
 
 
-def scrolled(stack: Stack, *tab_ids: int) -> list[tuple[float, float]]:
-    """Each tab's scroll position and viewport height, read through the extension's debugger: Selenium's switching
-    tabs would bring one on screen."""
-    reads = ", ".join(f'chrome.debugger.sendCommand({{tabId: {t}}}, "Runtime.evaluate", {{expression: '
-                      f'"[scrollY, innerHeight]", returnByValue: true}}).then((r) => r.result.value)' for t in tab_ids)
+def scrolled(stack: Stack, *tab_ids: int, what: str = "scrollY") -> list[tuple[float, float]]:
+    """Each tab's scroll position (`what`, a JS expression) and viewport height, read through the extension's
+    debugger: Selenium's switching tabs would bring one on screen."""
+    expression = json.dumps(f"[{what}, innerHeight]")
+    reads = ", ".join(f'chrome.debugger.sendCommand({{tabId: {t}}}, "Runtime.evaluate", {{expression: {expression}, '
+                      f'returnByValue: true}}).then((r) => r.result.value)' for t in tab_ids)
     found: list[list[float]] = in_extension(stack, f"async () => Promise.all([{reads}])")
     return [(y, height) for y, height in found]
 
@@ -133,6 +135,21 @@ def test_a_tab_not_on_screen_scrolls_as_one_on_screen_does(stack: Stack, lab: tu
     assert abs(hidden_y - 0.8 * hidden_height) <= 1, (hidden_y, hidden_height)
     act(stack, hidden_env, Scroll("up"))
     assert scrolled(stack, hidden.tab_id)[0][0] < hidden_y
+
+
+def test_off_screen_a_scroll_moves_what_a_wheel_on_screen_moves(stack: Stack, pages_port: int) -> None:
+    """On a page that cannot scroll itself, the wheel scrolls the pane under the pointer: so does the scroll by
+    script in a tab not on screen."""
+    url = f"http://127.0.0.1:{pages_port}/pane.html"
+    shown = stack.call(stack.session.browser.open_tab(url))
+    hidden = stack.call(stack.session.browser.open_tab(url + "?hidden=1", active=False, guarded=True))
+    for tab in (shown, hidden):
+        act(stack, BrowserEnv(stack.session.browser, tab.tab_id), Scroll("down"))
+    panes = scrolled(stack, shown.tab_id, hidden.tab_id, what="document.getElementById('pane').scrollTop")
+    pages = scrolled(stack, shown.tab_id, hidden.tab_id)
+    assert [y for y, _ in pages] == [0, 0]
+    for y, height in panes:
+        assert abs(y - 0.8 * height) <= 1, panes
 
 
 def test_select_option(stack: Stack, lab: tuple[BrowserEnv, str]) -> None:
