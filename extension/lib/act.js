@@ -201,11 +201,10 @@ const SELECT_OPTIONS = `function(values) {
 const SCROLL_BY_SCRIPT = `(dy) => {
   const scrollable = (el) => /(auto|scroll|overlay)/.test(getComputedStyle(el).overflowY)
     && (dy > 0 ? el.scrollHeight - el.clientHeight - el.scrollTop >= 1 : el.scrollTop > 0);
+  const isPage = (el) => !el || el === document.body || el === document.documentElement;
   let el = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
-  while (el && el !== document.body && el !== document.documentElement && !scrollable(el)) el = el.parentElement;
-  const target = el && el !== document.body && el !== document.documentElement ? el
-    : document.scrollingElement || document.documentElement;
-  target.scrollBy({ top: dy, behavior: "instant" });
+  while (!isPage(el) && !scrollable(el)) el = el.parentElement;
+  (isPage(el) ? document.scrollingElement || document.documentElement : el).scrollBy({ top: dy, behavior: "instant" });
 }`;
 
 async function scroll(tabId, direction) {
