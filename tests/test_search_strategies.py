@@ -224,10 +224,25 @@ def test_best_first_does_not_commit_to_a_page_judged_off_track_where_the_policys
     assert run.env.url == ABOUT_URL
 
 
-def test_best_first_gives_no_answer_every_verdict_rejected_even_after_a_start_judged_as_badly(tmp_path: Path) -> None:
-    """Everything judged off track, the answer too: every verdict rejected it, so the policy's answer is not given."""
+def test_best_first_gives_the_policys_answer_when_every_state_was_rejected_alike(tmp_path: Path) -> None:
+    """Task 3003 with a 1.5B value model: every verdict on every state, the start, the pages on the way and the right
+    answer, said failure and off track. A rejection of everything says nothing about the answer: the run does what the
+    policy would have done greedily, and says why."""
     run = search_site(tmp_path, best_first(), by_page(WALK), lambda call: verdict("failure", "no"))
-    assert run.outcome.status == "failed"
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "every state was valued 0.00: the value function told none apart" in run.outcome.reason
+    assert run.env.url == ORCHARD_URL
+
+
+def test_best_first_walks_the_policys_way_through_pages_rejected_alike_when_the_budget_ends_before_an_answer(
+        tmp_path: Path) -> None:
+    """The same blanket rejection with a budget that runs out before the answer is reached: the browser is committed
+    along the policy's first choices (rather than the run ending where it started), and the next round finds the
+    answer from there."""
+    run = search_site(tmp_path, best_first(budget=2), by_page(WALK), lambda call: verdict("failure", "no"))
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "following the policy's first choices to" in run.shown
+    assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
 
 
 def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:

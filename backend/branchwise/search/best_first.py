@@ -22,7 +22,9 @@ Where this departs from a literal reading of the paper, and why:
   answer was valued 0.0 (the start 0.2) and the right answer 0.2 in one run, the answer alone 0.1 against the start's
   0.2 in another, where every policy sample proposed it and greedy gave it. A small model's values differ by one verdict
   in five from state to state; only a unanimous rejection says something. Otherwise the browser goes only as far as the
-  way is judged on track.
+  way is judged on track. Unless the value function told no two states apart (every one valued the same, 0.0 in the
+  1.5B model's runs of tasks 2002 and 3003, where it rejected the right answer `18` as it rejected every page): then its
+  rejection says nothing of the answer, the way is followed to its end and its answer given, as greedy would.
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
@@ -125,9 +127,12 @@ class _Run:
                 found = self._policy_path(root)
                 if found.status == "terminal":
                     await answer_at(ctx, found)
+                    alike = self._alike()
                     return SearchOutcome("finished", answer=found.answer or "",
                                          reason=f"no state was judged better than #{root.id}; gave the answer the "
-                                                "policy proposed first along its preferred path")
+                                                "policy proposed first along its preferred path"
+                                                + (f" (every state was valued {alike:.2f}: the value function told "
+                                                   "none apart)" if alike is not None else ""))
                 if found.id == root.id:
                     moved = await self._needed_destructive(root)
                     if moved is None:
@@ -314,16 +319,23 @@ class _Run:
         agent would have done, for when the value function found nothing better than the start (identical verdicts,
         or a start page wrongly judged a success). All the way to an answer valued above 0 (not every verdict rejected
         it); else only while the way is judged at least on track (a page judged off track is not worth committing the
-        browser to, and an answer judged on track elsewhere is still given by `_give_up`)."""
+        browser to, and an answer judged on track elsewhere is still given by `_give_up`). Where every state was valued
+        alike, all the way, whatever the value: it said nothing about any of them."""
         path = self._first_choices(root)
-        if path[-1].status == "terminal" and _value(path[-1]) > 0:
+        alike = self._alike() is not None
+        if path[-1].status == "terminal" and (_value(path[-1]) > 0 or alike):
             return path[-1]
         node = root
         for child in path[1:]:
-            if child.status == "terminal" or _value(child) < ON_TRACK_VALUE:
+            if child.status == "terminal" or (_value(child) < ON_TRACK_VALUE and not alike):
                 break
             node = child
         return node
+
+    def _alike(self) -> float | None:
+        """The one value every scored state of the run got, if the value function told none apart; else None."""
+        values = {n.value for n in self.tree if n.value is not None}
+        return values.pop() if len(values) == 1 else None
 
     def _first_choices(self, root: Node) -> list[Node]:
         """`root` and the explored states the policy's first choices lead to from it, up to an answer or a state whose
