@@ -3,6 +3,7 @@ kept out of exploring, failed replays not retried, revisited pages not explored 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from branchwise.actions import Click, GoBack, Goto
@@ -243,6 +244,32 @@ def test_best_first_walks_the_policys_way_through_pages_rejected_alike_when_the_
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
     assert "following the policy's first choices to" in run.shown
     assert trajectory(run) == ["", "click [1]", "click [2]", "stop [1997]"]
+
+
+def test_best_first_asks_the_policy_again_where_everything_it_proposed_led_back_to_the_same_page(
+        tmp_path: Path) -> None:
+    """Task 2003 with the 1.5B model: every proposal on the start page clicked text that goes nowhere, each led back to
+    the same page, and the run gave up with most of its budget left. The policy is asked again there, told what it
+    tried; its new proposal is searched."""
+    def policy(call: Call) -> str | Sequence[str]:
+        if page_of(call) == HOME_URL:
+            return act("click [1]") if "click [5] (tried here already)" in call.last else act("click [5]")
+        return by_page(WALK)(call)
+
+    run = search_site(tmp_path, best_first(), policy, lambda call: verdict("failure", "yes"))
+    assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
+    assert "nothing left to try at #0: asking the policy there again, told it tried click [5]" in run.shown
+    assert run.calls_at(run.policy, HOME_URL) == 2
+    assert run.env.executed.count((HOME_URL, "click [5]")) == 1, "what led nowhere is not run again"
+
+
+def test_best_first_gives_up_when_asking_again_brings_nothing_new(tmp_path: Path) -> None:
+    """The policy insists on what it tried: asked once more, then the run ends, with its reason."""
+    run = search_site(tmp_path, best_first(), by_page({HOME_URL: act("click [5]")}),
+                      lambda call: verdict("failure", "yes"))
+    assert run.outcome.status == "failed"
+    assert run.outcome.reason == "search found no state better than where it started"
+    assert run.calls_at(run.policy, HOME_URL) == 2
 
 
 def test_best_first_gives_no_answer_most_value_samples_call_off_track(tmp_path: Path) -> None:

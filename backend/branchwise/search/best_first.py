@@ -25,6 +25,10 @@ Where this departs from a literal reading of the paper, and why:
   way is judged on track. Unless the value function told no two states apart (every one valued the same, 0.0 in the
   1.5B model's runs of tasks 2002 and 3003, where it rejected the right answer `18` as it rejected every page): then its
   rejection says nothing of the answer, the way is followed to its end and its answer given, as greedy would.
+- A round that ends where it began with nothing left to try there asks the policy at the root once more before the
+  run gives up, told which of its actions were tried: a fresh search per step, as in the paper, not a run that ends
+  with most of its budget left because a small model's few proposals all led back to the same page (the 1.5B model's
+  runs of 2003 and 2002 stopped so after 20 and 30 of their 60 calls; greedy, told its action changed nothing, goes on).
 - A run that would end with nothing (no state better than the root, the step or round limit) gives the best answer
   found instead, if one was judged at least on track on average: a question answered "on track" beats no answer.
 """
@@ -108,6 +112,10 @@ class _Run:
         self.first_choice: dict[int, FrontierItem] = {}
         self.led_to: dict[int, int] = {}
         self.seq = 0
+        # What was taken at each state (run, or asked about and refused), and the states where the policy was asked
+        # again (once each) with what had been tried there.
+        self.taken: dict[int, list[str]] = {}
+        self.tried: dict[int, list[str]] = {}
 
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
@@ -136,6 +144,8 @@ class _Run:
                 if found.id == root.id:
                     moved = await self._needed_destructive(root)
                     if moved is None:
+                        if await self._look_again(root):
+                            continue
                         return await self._give_up(self._why_stuck(root))
                     root = moved
                     continue
@@ -243,8 +253,10 @@ class _Run:
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
         history = policy_history(ctx, node, self.config.history, prompt)
         objective = with_examples(ctx, ctx.task, node.text, prompt)
+        tried = self.tried.get(node.id, [])
         messages = build_cot_messages(objective, node.text, node.url, history, config=prompt,
-                                      unavailable=unavailable_actions(node.page, node.space))
+                                      unavailable=unavailable_actions(node.page, node.space)
+                                      + [f"{text} (tried here already)" for text in tried])
         # As the run's budget runs low, fewer samples and branches (all of them until half is spent).
         completion = await ctx.roles.policy.complete(messages, n=ctx.budget.scaled(self.config.candidates),
                                                      temperature=self.config.temperature)
@@ -260,6 +272,8 @@ class _Run:
             if parsed.dropped:
                 policy.noted("several_actions")
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
+            if action.to_text() in tried:
+                continue  # where it leads is known: a revisit, a failure, or a state no better than this one
             if validate_action(action, node.page, space) is None:
                 samples.append(Candidate(action, action.to_text(), thought))
             else:
@@ -348,11 +362,25 @@ class _Run:
             path.append(child)
         return path
 
+    async def _look_again(self, root: Node) -> bool:
+        """Every safe proposal at `root` ran and none led anywhere better: sample the policy there once more, told
+        what was tried, instead of giving up (once per state). False when that was done already or something is
+        still waiting there."""
+        waiting = [i for i in self.proposals.get(root.id, []) if i.action_class is not ActionClass.DESTRUCTIVE]
+        if root.id in self.tried or root.id not in self.proposals or waiting or root.status == "terminal":
+            return False
+        self.tried[root.id] = list(dict.fromkeys(self.taken.get(root.id, [])))
+        del self.proposals[root.id]
+        await self.ctx.trace.progress(f"nothing left to try at #{root.id}: asking the policy there again, told it "
+                                      f"tried {', '.join(self.tried[root.id]) or 'nothing'}")
+        return True
+
     def _ran(self, item: FrontierItem) -> None:
         """`item` is taken: it is not proposed again in a later round."""
         items = self.proposals.get(item.node_id, [])
         if item in items:
             items.remove(item)
+        self.taken.setdefault(item.node_id, []).append(item.action_text)
 
     def _why_stuck(self, root: Node) -> str:
         if root.depth >= self.config.max_steps:
