@@ -279,6 +279,38 @@ def test_a_new_connection_replaces_one_whose_close_fails(tmp_path: Path) -> None
     run(main())
 
 
+class LeavingSocket:
+    """An extension that says hello and is gone before the backend answers (seen in an eval run, between two of its
+    tasks): Starlette reports the dropped peer on the send."""
+
+    def __init__(self) -> None:
+        self.events = [{"type": "websocket.receive", "text": json.dumps(
+            {"type": "hello", "id": "h1", "protocol_version": PROTOCOL_VERSION, "extension_version": "test",
+             "nonce": new_nonce()})}]
+
+    async def receive(self) -> dict[str, str]:
+        return self.events.pop(0) if self.events else {"type": "websocket.disconnect"}
+
+    async def send_text(self, data: str) -> None:
+        raise WebSocketDisconnect(1006)
+
+
+def test_an_extension_that_leaves_during_the_handshake_ends_its_connection_quietly(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """It used to escape as "Exception in ASGI application" with three chained tracebacks on the terminal."""
+    async def main() -> None:
+        async with running_backend(tmp_path) as backend:
+            link = ExtensionLink(LeavingSocket(), backend.config, backend.hub, backend.token)  # type: ignore[arg-type]
+            await asyncio.wait_for(link.run(), 5)
+            assert not link.ready.is_set() and backend.hub.link is None
+            ws = await paired_socket(backend)  # the next connection is served as usual
+            await ws.close()
+
+    with caplog.at_level(logging.INFO, logger="branchwise.link"):
+        run(main())
+    assert "the extension went away during the handshake" in caplog.text
+
+
 def test_oversized_message_is_refused_politely_but_a_big_page_fits(tmp_path: Path) -> None:
     async def main() -> None:
         async with running_backend(tmp_path, max_message_bytes=2_000_000, transport_max_bytes=8_000_000) as backend:

@@ -195,9 +195,14 @@ class ExtensionLink:
         return reply
 
     async def run(self) -> None:
-        """Handshake, then serve until the socket closes. Never raises on a bad message."""
+        """Handshake, then serve until the socket closes. Never raises on a bad message, nor on a peer that leaves
+        halfway through the handshake (an extension reloading, a browser closing)."""
         try:
-            if not await self._handshake():
+            try:
+                if not await self._handshake():
+                    return
+            except LinkClosed as exc:
+                log.info("the extension went away during the handshake: %s", exc)
                 return
             keepalive = asyncio.create_task(self._keepalive())
             self._tasks.add(keepalive)
