@@ -113,9 +113,9 @@ class _Run:
         self.led_to: dict[int, int] = {}
         self.seq = 0
         # What was taken at each state (run, or asked about and refused), and the states where the policy was asked
-        # again (once each) with what had been tried there.
+        # again (once each), told what had been taken there.
         self.taken: dict[int, list[str]] = {}
-        self.tried: dict[int, list[str]] = {}
+        self.asked_again: set[int] = set()
 
     async def go(self) -> SearchOutcome:
         ctx, tree = self.ctx, self.tree
@@ -253,7 +253,7 @@ class _Run:
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
         history = policy_history(ctx, node, self.config.history, prompt)
         objective = with_examples(ctx, ctx.task, node.text, prompt)
-        tried = self.tried.get(node.id, [])
+        tried = list(dict.fromkeys(self.taken.get(node.id, []))) if node.id in self.asked_again else []
         messages = build_cot_messages(objective, node.text, node.url, history, config=prompt,
                                       unavailable=unavailable_actions(node.page, node.space)
                                       + [f"{text} (tried here already)" for text in tried])
@@ -367,12 +367,13 @@ class _Run:
         what was tried, instead of giving up (once per state). False when that was done already or something is
         still waiting there."""
         waiting = [i for i in self.proposals.get(root.id, []) if i.action_class is not ActionClass.DESTRUCTIVE]
-        if root.id in self.tried or root.id not in self.proposals or waiting or root.status == "terminal":
+        if root.id in self.asked_again or root.id not in self.proposals or waiting or root.status == "terminal":
             return False
-        self.tried[root.id] = list(dict.fromkeys(self.taken.get(root.id, [])))
+        self.asked_again.add(root.id)
         del self.proposals[root.id]
+        tried = ", ".join(dict.fromkeys(self.taken.get(root.id, []))) or "nothing"
         await self.ctx.trace.progress(f"nothing left to try at #{root.id}: asking the policy there again, told it "
-                                      f"tried {', '.join(self.tried[root.id]) or 'nothing'}")
+                                      f"tried {tried}")
         return True
 
     def _ran(self, item: FrontierItem) -> None:
