@@ -112,9 +112,9 @@ class _Run:
         self.first_choice: dict[int, FrontierItem] = {}
         self.led_to: dict[int, int] = {}
         self.seq = 0
-        # What was taken at each state (run, or asked about and refused), and the states where the policy was asked
-        # again (once each), told what had been taken there.
-        self.taken: dict[int, list[str]] = {}
+        # What was taken at each state (run, or asked about and refused), each action once, in order; and the states
+        # where the policy was asked again (once each), told what had been taken there.
+        self.taken: dict[int, dict[str, None]] = {}
         self.asked_again: set[int] = set()
 
     async def go(self) -> SearchOutcome:
@@ -253,7 +253,7 @@ class _Run:
         prompt = self.config.prompt.fitted(ctx.roles.policy.config)
         history = policy_history(ctx, node, self.config.history, prompt)
         objective = with_examples(ctx, ctx.task, node.text, prompt)
-        tried = list(dict.fromkeys(self.taken.get(node.id, []))) if node.id in self.asked_again else []
+        tried = list(self.taken.get(node.id, {})) if node.id in self.asked_again else []
         messages = build_cot_messages(objective, node.text, node.url, history, config=prompt,
                                       unavailable=unavailable_actions(node.page, node.space)
                                       + [f"{text} (tried here already)" for text in tried])
@@ -371,7 +371,7 @@ class _Run:
             return False
         self.asked_again.add(root.id)
         del self.proposals[root.id]
-        tried = ", ".join(dict.fromkeys(self.taken.get(root.id, []))) or "nothing"
+        tried = ", ".join(self.taken.get(root.id, {})) or "nothing"
         await self.ctx.trace.progress(f"nothing left to try at #{root.id}: asking the policy there again, told it "
                                       f"tried {tried}")
         return True
@@ -381,7 +381,7 @@ class _Run:
         items = self.proposals.get(item.node_id, [])
         if item in items:
             items.remove(item)
-        self.taken.setdefault(item.node_id, []).append(item.action_text)
+        self.taken.setdefault(item.node_id, {})[item.action_text] = None
 
     def _why_stuck(self, root: Node) -> str:
         if root.depth >= self.config.max_steps:
