@@ -21,7 +21,7 @@ from branchwise.endpoint import (
     vllm_facts,
 )
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
-from branchwise.models import open_model
+from branchwise.models import open_model, recorded_model_name
 from branchwise.scripted_model import Script, ScriptedModelServer, ServerConfig
 from branchwise.search.roles import RoleModel
 from branchwise.settings import Settings, SettingsError
@@ -166,3 +166,19 @@ def test_a_llama_cpp_endpoint_gets_a_new_connection_for_every_request(fresh: boo
     asyncio.run(tokenizer.counts(1, fresh_connections=fresh))
     [head] = tokenizer.heads
     assert (b"\r\nconnection: close\r\n" in head) == fresh
+
+
+@pytest.mark.parametrize("model, script", [("served-model", None), (None, None), (None, SCRIPT)])
+def test_the_name_a_model_is_recorded_under_is_known_before_it_is_opened(tmp_path: Path, model: str | None,
+                                                                         script: Script | None) -> None:
+    """What `eval` compares its results file against before it starts a model is the name the opened model's client
+    has (the configured model's, or the scripted one's); with nothing configured, no name."""
+    with ScriptedModelServer(SCRIPT) as server:
+        settings = Settings(data_dir=tmp_path, base_url=server.base_url, model=model)
+
+        async def opened() -> str:
+            async with open_model(settings, script=script) as setup:
+                return setup.client.config.model
+
+        assert recorded_model_name(settings, scripted=script is not None, local=None) == asyncio.run(opened())
+    assert recorded_model_name(Settings(data_dir=tmp_path), scripted=False, local=None) is None

@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from branchwise import cli
 from branchwise.endpoint import EndpointFacts, fitted_config, probe_endpoint
+from branchwise.harness.run import TaskResult
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.local_model import (
     LOCAL_MODELS,
@@ -197,3 +198,28 @@ def test_local_model_flag_on_run_and_its_conflicts(tmp_path: Path, monkeypatch: 
     evaluate = ["eval", tasks, "--out", str(tmp_path / "out"), "--model", "simulated:0.3", "--local-model"]
     assert cli.main(evaluate) == cli.EXIT_USAGE
     assert "--model simulated:E and --local-model are two different models" in capsys.readouterr().err
+
+
+def test_an_eval_with_every_task_done_does_not_start_its_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A benchmark's loop runs `eval` once per task and strategy and resumes by running them all again: a pair already
+    in the results file says so and stops before the model is served (here it is not even installed); a pair that
+    is not gets the model, and with it the install command."""
+    missing = model("bw_test_eval_part")
+    monkeypatch.setitem(LOCAL_MODELS, missing.key, missing)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = TaskResult(task_id=1001, intent="t", sites=["shopping"], eval_types=["string_match"], unachievable=False,
+                      strategy="greedy", model=missing.key, scripted_model=False, approvals="all", status="finished",
+                      answer="a", final_url="http://x/", score=1.0, parts={}, run_id="r", steps=1, backtracks=0,
+                      approvals_asked=0, usage={}, wall_s=1.0)
+    (out / "results.jsonl").write_text(done.model_dump_json() + "\n")
+    tasks = str(Path(__file__).parents[1] / "tasks" / "dev")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    evaluate = ["eval", tasks, "--out", str(out), "--local-model", missing.key, "--task-id", "1001"]
+    assert cli.main([*evaluate, "--strategy", "greedy"]) == cli.EXIT_OK
+    assert f"Nothing to run: all 1 task(s) have a greedy result with {missing.key} in" in capsys.readouterr().out
+    for other in (["--strategy", "best_first"], ["--strategy", "greedy", "--task-id", "1002"],
+                  ["--strategy", "greedy", "--examples"]):
+        assert cli.main([*evaluate, *other]) == cli.EXIT_USAGE, other
+        assert "is not installed" in capsys.readouterr().err

@@ -45,7 +45,7 @@ from .local_model import (
     ModelMissing,
     assemble,
 )
-from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model
+from .models import ModelNotConfigured, ModelSetup, bundled_demo_script, open_model, recorded_model_name
 from .protocol import StartRun, new_id
 from .runs import RunManager
 from .safety.confirm import ConfirmConfig, SidePanelApprover
@@ -74,6 +74,7 @@ from .store import (
 from .terminate import Terminated, until_terminated
 
 if TYPE_CHECKING:
+    from .harness.simulated import SimulatedSpec
     from .harness.tasks import TaskConfig
 
 log = logging.getLogger("branchwise")
@@ -571,29 +572,53 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+def simulated_spec(args: argparse.Namespace) -> SimulatedSpec | None:
+    """`--model simulated:E`, parsed; None for a real model's name or none."""
+    from .harness.simulated import SimulatedSpec
+
+    name: str | None = args.model
+    if name is None or not name.startswith("simulated"):
+        return None
+    if args.script is not None or args.local_model:
+        raise UsageError(f"--model simulated:E and --{'script' if args.script else 'local-model'} are two "
+                         "different models; give one")
+    try:
+        return SimulatedSpec.parse(name)
+    except ValueError as exc:
+        raise UsageError(f"--model {name}: {exc}") from exc
+
+
+def eval_settings(args: argparse.Namespace) -> Settings:
+    """The settings, with `--model NAME` (a real model's) in force."""
+    settings: Settings = args.settings
+    return settings if args.model is None else settings.model_copy(update={"model": args.model})
+
+
 def eval_model(args: argparse.Namespace,
                tasks: Sequence[TaskConfig]) -> contextlib.AbstractAsyncContextManager[ModelSetup]:
     """`--model simulated:E` (from the tasks' reference solutions), else `--script`, else the configured endpoint
     (`--model NAME` picks its model)."""
-    from .harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec, open_simulated_model
+    from .harness.simulated import MissingReferenceSolution, SimulatedEngine, open_simulated_model
 
-    name: str | None = args.model
-    if name is not None and name.startswith("simulated"):
-        if args.script is not None or args.local_model:
-            raise UsageError(f"--model simulated:E and --{'script' if args.script else 'local-model'} are two "
-                             "different models; give one")
+    spec = simulated_spec(args)
+    if spec is not None:
         try:
-            return open_simulated_model(SimulatedEngine(tasks, SimulatedSpec.parse(name)))
+            return open_simulated_model(SimulatedEngine(tasks, spec))
         except (ValueError, MissingReferenceSolution) as exc:
-            raise UsageError(f"--model {name}: {exc}") from exc
-    settings: Settings = args.settings
-    if name is not None:
-        settings = settings.model_copy(update={"model": name})
-    return open_model(settings, script=load_script(args.script), local=local_model(args))
+            raise UsageError(f"--model {args.model}: {exc}") from exc
+    return open_model(eval_settings(args), script=load_script(args.script), local=local_model(args))
+
+
+def eval_model_name(args: argparse.Namespace) -> str | None:
+    """The name `eval_model`'s results are recorded under, known before the model is opened (None: not known)."""
+    spec = simulated_spec(args)
+    if spec is not None:
+        return spec.name
+    return recorded_model_name(eval_settings(args), scripted=args.script is not None, local=local_model(args))
 
 
 async def cmd_eval(args: argparse.Namespace) -> int:
-    from .harness.run import EvalOptions, done_tasks, import_demonstrations, run_eval
+    from .harness.run import RESULTS_FILE, EvalOptions, done_tasks, import_demonstrations, run_eval
     from .harness.sandboxes import NoSandbox
     from .harness.tasks import TaskConfigError, load_tasks
 
@@ -608,6 +633,12 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     if not tasks:
         raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
+    results = args.out / RESULTS_FILE
+    name = eval_model_name(args)
+    if name is not None and {t.task_id for t in tasks} <= done_tasks(results, args.strategy, name, args.examples):
+        # A finished eval run again (a benchmark's loop resuming) costs nothing: a local model takes seconds to load.
+        say(f"Nothing to run: all {len(tasks)} task(s) have a {args.strategy} result with {name} in {results}")
+        return EXIT_OK
     chromium = chromium_config(args)
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
@@ -625,7 +656,6 @@ async def cmd_eval(args: argparse.Namespace) -> int:
             await run_eval(tasks, model, options, args.out, say, workers=args.workers)
         except NoSandbox as exc:
             raise UsageError(str(exc)) from exc
-        results = args.out / "results.jsonl"
         finished = done_tasks(results, args.strategy, model.client.config.model, options.examples)
     say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
         "task(s) evaluated")

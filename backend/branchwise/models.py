@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from .core.status import ROLES, Role
 from .endpoint import capacity, describe, fitted_config, probe_endpoint
-from .llm import LLMClient, LLMConfig
+from .llm import DEFAULT_MODEL, LLMClient, LLMConfig
 from .local_model import LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
 from .search.roles import ModelRoles, RoleModel
@@ -23,8 +23,21 @@ from .settings import Settings
 log = logging.getLogger(__name__)
 
 
+SCRIPTED_MODEL_NAME = "scripted"
+
+
 class ModelNotConfigured(RuntimeError):
     pass
+
+
+def recorded_model_name(settings: Settings, *, scripted: bool, local: LocalServerConfig | None) -> str | None:
+    """The model name `open_model` will give its client (runs and eval results are recorded under it), known without
+    opening the model; None where no model is configured."""
+    if scripted:
+        return SCRIPTED_MODEL_NAME
+    if local is not None:
+        return local.model.key
+    return settings.model or DEFAULT_MODEL if settings.model_configured else None
 
 
 @dataclass
@@ -80,7 +93,8 @@ async def open_model(
             yield ModelSetup(client, False, f"{config.model} at {config.base_url}{described} ({capacity(config)})",
                              extra)
         return
-    async with serve_model(chosen, "scripted", "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
+    async with serve_model(chosen, SCRIPTED_MODEL_NAME,
+                           "SCRIPTED model at {url} (canned answers, not a real model)") as setup:
         yield setup
 
 
