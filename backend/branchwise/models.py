@@ -37,7 +37,7 @@ def recorded_model_name(settings: Settings, *, scripted: bool, local: LocalServe
         return SCRIPTED_MODEL_NAME
     if local is not None:
         return local.model.key
-    return settings.model or DEFAULT_MODEL if settings.model_configured else None
+    return (settings.model or DEFAULT_MODEL) if settings.model_configured else None
 
 
 @dataclass
