@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from .core.status import ROLES, Role
 from .endpoint import capacity, describe, fitted_config, probe_endpoint
-from .llm import DEFAULT_MODEL, LLMClient, LLMConfig
+from .llm import LLMClient, LLMConfig
 from .local_model import LocalModelServer, LocalServerConfig, assemble
 from .scripted_model import ReplyEngine, Script, ScriptedModelServer, ServerConfig
 from .search.roles import ModelRoles, RoleModel
@@ -37,7 +37,7 @@ def recorded_model_name(settings: Settings, *, scripted: bool, local: LocalServe
         return SCRIPTED_MODEL_NAME
     if local is not None:
         return local.model.key
-    return (settings.model or DEFAULT_MODEL) if settings.model_configured else None
+    return LLMConfig.from_settings(settings).model if settings.model_configured else None
 
 
 @dataclass
