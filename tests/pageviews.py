@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from branchwise.observation import ElementInfo, LocatorStep, PageView
 from branchwise.observation.locator import build_index
@@ -23,8 +23,9 @@ def _unpack(spec: ElementSpec) -> tuple[str, str, Mapping[str, str], str | None]
 
 
 def page(*elements: ElementSpec, children: Mapping[int, Sequence[int]] | None = None,
-         url: str = "https://shop.example/", title: str = "Shop") -> PageView:
-    """Elements 1..n in document order; `children` puts ids under a parent id, the rest are top level.
+         url: str = "https://shop.example/", title: str = "Shop", inert: Collection[int] = ()) -> PageView:
+    """Elements 1..n in document order; `children` puts ids under a parent id, the rest are top level; a click on an
+    `inert` id can do nothing (text, a heading: no control in or around it).
 
     The text is one `[id] role 'name'` line per element, as the model would see it.
     """
@@ -42,7 +43,7 @@ def page(*elements: ElementSpec, children: Mapping[int, Sequence[int]] | None = 
     infos = {
         n: ElementInfo(id=n, role=role, name=name, value="", redacted=False, props=dict(props), backend_node_id=n,
                        target=None, frame_id="main", locator=index.locators[n], parent=parents.get(n),
-                       children=tuple(nesting.get(n, ())), depth=depth(n))
+                       children=tuple(nesting.get(n, ())), depth=depth(n), reacts=n not in inert)
         for n, role, name, props, _ in specs
     }
     text = "\n".join("\t" * (info.depth - 1) + f"[{n}] {info.role} '{info.name}'" for n, info in infos.items())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from branchwise.observation import ObservationConfig, process
+from branchwise.observation import ObservationConfig, PageView, process
 from branchwise.observation.coverage import unreached_clickables
 from branchwise.observation.prune import repeats_name
 from branchwise.observation.redact import is_sensitive_field, looks_like_card_number, luhn_valid
@@ -199,6 +199,37 @@ def test_a_box_with_a_click_listener_and_nothing_inside_gets_a_line(pruning: tup
     # Without what the DOM says about listeners, the square would be folded away like any empty box.
     blind = obs.model_copy(update={"frames": [f.model_copy(update={"clickable_node_ids": []}) for f in obs.frames]})
     assert not any("clickable" in line for line in process(blind).text.splitlines())
+
+
+def reacting(view: PageView) -> dict[tuple[str, str], bool]:
+    return {(e.role, e.name): e.reacts for e in view.elements.values()}
+
+
+def test_a_click_reacts_on_controls_and_what_lies_in_them_only() -> None:
+    obs = load("shop_home")
+    lines = reacting(process(obs))
+    for control in [("link", "Red Kettle"), ("button", "Add to Cart"), ("searchbox", "Search"), ("button", "Go")]:
+        assert lines[control], control
+    for inert in [("heading", "Featured products"), ("StaticText", "$24.99"), ("navigation", "Main"),
+                  ("StaticText", "Free shipping on orders over $50."), ("RootWebArea", "Acme Shop"), ("main", "")]:
+        assert not lines[inert], inert
+    # A listener on the document (analytics, delegation to the page's links) does not make its headings react.
+    root = raw_id(obs, "RootWebArea", "Acme Shop")
+    listened = obs.model_copy(update={"frames": [obs.frames[0].model_copy(
+        update={"clickable_node_ids": [root, *obs.frames[0].clickable_node_ids]})]})
+    assert reacting(process(listened)) == lines
+    # Without what the DOM says about listeners, nothing is known not to react.
+    blind = obs.model_copy(update={"frames": [f.model_copy(update={"clickable_node_ids": []}) for f in obs.frames]})
+    assert all(reacting(process(blind)).values())
+
+
+def test_text_inside_an_element_with_a_click_listener_reacts(pruning: tuple[Observation, list[str]]) -> None:
+    """A row's listener (addEventListener, no role, no line of its own) and an onclick span reach their text; the
+    instruction above them does not."""
+    lines = reacting(process(pruning[0]))
+    assert lines[("StaticText", "Row one")] and lines[("StaticText", "details")] and lines[("StaticText", "Neque,")]
+    assert not lines[("StaticText", 'Click on the link "Neque,".')]
+    assert not lines[("heading", "Delete item")] and lines[("StaticText", "Delete")]
 
 
 @pytest.mark.parametrize("name", sorted(p.name.split(".")[0] for p in FIXTURES.glob("*.json*")))

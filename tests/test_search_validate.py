@@ -23,7 +23,7 @@ from branchwise.actions import (
 from branchwise.agent.env import EnvView
 from branchwise.observation import PageView
 from branchwise.protocol import NavigationInfo, ScrollInfo, TabInfo
-from branchwise.search.validate import ActionSpace, unavailable_actions, validate_action
+from branchwise.search.validate import ActionSpace, mistake_of, unavailable_actions, validate_action
 
 from pageviews import page
 
@@ -69,6 +69,44 @@ def test_missing_element() -> None:
 def test_disabled_element() -> None:
     assert check(Click(3)) == "[3] button 'Checkout' is disabled"
     assert check(Click(1), page(("button", "Checkout", {"disabled": "false"}))) is None
+
+
+# 1 heading with 2 a link inside, 3 text with nothing to click inside, 4 a list of 5 links (6-10) around text.
+ARTICLE = page(
+    ("heading", "Featured products"),
+    ("link", "Red Kettle"),
+    ("StaticText", "Free shipping on orders over $50."),
+    ("list", ""),
+    ("listitem", ""),
+    *[("link", f"Item {n}") for n in range(6, 11)],
+    children={1: (2,), 4: (5,), 5: (6, 7, 8, 9, 10)},
+    inert={1, 3, 4, 5},
+)
+
+
+def test_a_click_on_a_line_that_cannot_react_is_refused_with_what_to_click() -> None:
+    assert check(Click(1), ARTICLE) == ("[1] heading 'Featured products' is not a link, button or other control, so a "
+                                        "click on it does nothing; the controls inside it: [2] link 'Red Kettle'")
+    assert check(Click(3), ARTICLE) == ("[3] StaticText 'Free shipping on orders over $50.' is not a link, button or "
+                                        "other control, so a click on it does nothing; click a link, button or field "
+                                        "instead")
+    # The controls are found through containers that cannot react either, and only the first three are named.
+    assert check(Click(4), ARTICLE) == ("[4] list is not a link, button or other control, so a click on it does "
+                                        "nothing; the controls inside it: [6] link 'Item 6', [7] link 'Item 7', "
+                                        "[8] link 'Item 8'")
+    assert check(Click(2), ARTICLE) is None
+
+
+def test_a_hover_or_key_on_a_line_that_cannot_react_is_allowed() -> None:
+    """A hover opens menus made of CSS alone, which no listener shows; a key goes wherever the focus is."""
+    assert check(Hover(1), ARTICLE) is None
+    assert check(Press("PageDown", 3), ARTICLE) is None
+
+
+def test_a_refused_click_is_counted_as_its_own_mistake() -> None:
+    assert mistake_of(Click(1), ARTICLE) == "inert_click"
+    assert mistake_of(Click(42), ARTICLE) == "unknown_element"
+    assert mistake_of(Type(2, "x", False), ARTICLE) == "invalid_action"
 
 
 def test_type_needs_a_text_field() -> None:

@@ -16,6 +16,8 @@ from .gcpause import cyclic_gc_paused
 
 PROTOCOL_VERSION = 14
 SUBPROTOCOL = "branchwise"
+# The extension sends at most this many clickable elements a target (extension/lib/observe.js, MAX_CLICKABLE).
+MAX_CLICKABLE = 20_000
 
 
 def new_id() -> str:
@@ -83,7 +85,7 @@ class FrameTree(Model):
     sensitive_node_ids: list[int] = []
     # Elements of this target the DOM says respond to clicks (DOMSnapshot's isClickable: a click listener, a link):
     # kept in the text even when the AX tree gives them no role or name of their own.
-    clickable_node_ids: list[int] = Field(default=[], max_length=20_000)
+    clickable_node_ids: list[int] = Field(default=[], max_length=MAX_CLICKABLE)
     # Where the elements of this target's top document are laid out, as flat triples (backend node id, top, height)
     # in CSS pixels from the top of the page (not of the viewport), so the backend can show the model the part of a
     # long page around the viewport. Empty for frames other than a target's top document, and for elements that are

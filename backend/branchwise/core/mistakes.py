@@ -9,12 +9,13 @@ from typing import Literal
 
 from .status import Role
 
-MistakeKind = Literal["unparseable", "unknown_element", "invalid_action", "several_actions", "unreadable_verdict",
-                      "ungrounded_answer"]
+MistakeKind = Literal["unparseable", "unknown_element", "inert_click", "invalid_action", "several_actions",
+                      "unreadable_verdict", "ungrounded_answer"]
 # What each kind is called in reports.
 MISTAKE_NAMES: dict[MistakeKind, str] = {
     "unparseable": "answers with no valid action",
     "unknown_element": "element ids not on the page",
+    "inert_click": "clicks on a line that is not a control",
     "invalid_action": "actions that could not be done",
     "several_actions": "answers with several actions (the first taken)",
     "unreadable_verdict": "unreadable verdicts",

@@ -12,6 +12,13 @@ A node is either kept (one line), lifted (no line; its children take its place) 
   first word found in the page title, and typed characters, so text elsewhere on the page never counts. Text inside
   a <label> (LabelText) is also dropped when the next line is a control whose name contains it: `textbox 'Email'`
   already says it.
+
+Each line also records whether a click on it can do anything (`reacts`): it is a control, can take the focus, has a
+click listener (DOMSnapshot's isClickable), or lies inside something that is or has one (text in a link, a row that
+listens for clicks, anything under an app's root element, where React listens for its components' clicks). A
+listener on the document itself does not count: nearly every page has one (analytics, menus that close on an outside
+click, delegation to its buttons and links), so it says nothing about what a click on a heading does. A target whose
+listeners are not known (no DOM snapshot, or one cut at its cap) reacts everywhere.
 """
 
 from __future__ import annotations
@@ -44,6 +51,14 @@ LIFTED_WHEN_NAMELESS = frozenset({
     "Ruby", "RubyAnnotation", "SvgRoot", "sectionheader", "sectionfooter",
 })
 TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
+# Roles a click acts on by their nature (native controls, ARIA widgets, a <label> that clicks its field), whatever the
+# DOM says about listeners.
+CONTROL_ROLES = frozenset({
+    "link", "button", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
+    "treeitem", "textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton", "LabelText", "Iframe",
+    "DisclosureTriangle", "DisclosureTriangleGrouped", "MenuListOption", "PopUpButton", "ToggleButton", "ColorWell",
+    "DateTime", "InputTime", "video", "audio",
+})
 # Roles whose name Chromium computes from their content (ARIA "name from: contents"; Chromium's own
 # AXObject::SupportsNameFromContents), so their text children repeat it. Other names (aria-label, a group or dialog
 # named by a label or heading inside, a document's title) are not made of the text: a clickable "Delete" in a dialog
@@ -71,6 +86,8 @@ class KeptNode:
     children: list[int] = field(default_factory=list)
     # A password or payment-card field (filled or not): text typed into it is a secret (safety/secrets.py).
     sensitive: bool = False
+    # A click on it can do something (see the module's docstring).
+    reacts: bool = True
 
 
 @dataclass(slots=True)
@@ -83,6 +100,8 @@ class _Visit:
     parent_name: str
     ancestors: tuple[LocatorStep, ...]
     in_label: bool = False
+    # Something around the node reacts to clicks, so a click on the node does too.
+    in_control: bool = False
 
 
 def shown_props(props: dict[str, str], config: ObservationConfig) -> list[tuple[str, str]]:
@@ -111,11 +130,12 @@ def repeats_name(text: str, name: str) -> bool:
 
 class _Pruner:
     def __init__(self, ids: IdMap, config: ObservationConfig, extra_sensitive: frozenset[NodeKey],
-                 clickable: frozenset[NodeKey]):
+                 clickable: frozenset[NodeKey], listeners_known: frozenset[str | None]):
         self.ids = ids
         self.config = config
         self.extra_sensitive = extra_sensitive
         self.clickable = clickable
+        self.listeners_known = listeners_known
         self.kept_props = frozenset(config.render_props) | frozenset(config.keep_props)
         self.out: list[KeptNode] = []
         # A label's text waits for the next line: if that line is the control it names, the text is dropped.
@@ -140,14 +160,15 @@ class _Pruner:
             if not node.ignored and node.role in CONTEXT_ROLES:
                 ancestors = (*ancestors, LocatorStep(node.role, node.name))
             in_label = visit.in_label or node.role == "LabelText"
-            child: tuple[int, KeptNode | None, str, tuple[LocatorStep, ...], bool]
+            in_control = self.reacts(visit)
+            child: tuple[int, KeptNode | None, str, tuple[LocatorStep, ...], bool, bool]
             if kept is not None:
                 # A nameless kept box (focusable) passes its container's name on to the text inside it.
                 parent_name = (node.name if node.role in NAME_FROM_CONTENT
                                else visit.parent_name if not node.name else "")
-                child = (visit.depth + 1, kept, parent_name, ancestors, in_label)
+                child = (visit.depth + 1, kept, parent_name, ancestors, in_label, in_control)
             else:
-                child = (visit.depth, visit.parent, visit.parent_name, ancestors, in_label)
+                child = (visit.depth, visit.parent, visit.parent_name, ancestors, in_label, in_control)
             stack.extend(_Visit(node, *child) for node in reversed(node.children))
         self.flush_label()
         return self.out
@@ -185,6 +206,18 @@ class _Pruner:
         native_field = node.role in TEXT_FIELD_ROLES and node.props.get("editable") == "plaintext"
         return kept, not (redacted or native_field)
 
+    def reacts(self, visit: _Visit) -> bool:
+        """Whether a click on the node can do something: see the module's docstring. A document's focus and click
+        listeners (every page has them) do not count."""
+        node = visit.node
+        if visit.in_control or node.target not in self.listeners_known:
+            return True
+        if node.role == "RootWebArea":
+            return False
+        return (node.role in CONTROL_ROLES or node.props.get("focusable") == "True"
+                or (node.backend_id is not None and (node.target, node.backend_id) in self.clickable)
+                or "expanded" in node.props or node.props.get("hasPopup", "false").lower() != "false")
+
     def shows_inside(self, box: RawNode) -> bool:
         """Whether something inside `box` gets a line (a text, a control, a named or clickable element): a click on it
         lands in the box too, so the box needs no line of its own (a row around its text, a card around its link, an
@@ -214,6 +247,7 @@ class _Pruner:
             redacted=redacted,
             props=props,
             ancestors=visit.ancestors,
+            reacts=self.reacts(visit),
         )
 
     def append(self, kept: KeptNode, parent: KeptNode | None) -> None:
@@ -233,9 +267,11 @@ def prune(
     config: ObservationConfig,
     extra_sensitive: frozenset[NodeKey] = frozenset(),
     clickable: frozenset[NodeKey] = frozenset(),
+    listeners_known: frozenset[str | None] = frozenset(),
 ) -> list[KeptNode]:
     """The kept nodes in document order, each with its printed depth and its kept parent and children. `clickable`:
-    the elements the DOM says respond to clicks (kept even where the AX tree gives them nothing to show)."""
-    kept = _Pruner(ids, config, extra_sensitive, clickable).run(tree)
+    the elements the DOM says respond to clicks (kept even where the AX tree gives them nothing to show), complete for
+    the targets in `listeners_known`."""
+    kept = _Pruner(ids, config, extra_sensitive, clickable, listeners_known).run(tree)
     log.debug("pruned %d AX nodes to %d lines", tree.node_count, len(kept))
     return kept

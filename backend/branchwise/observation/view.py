@@ -14,7 +14,7 @@ from branchwise.observation.locator import Locator, LocatorIndex, LocatorStep, b
 from branchwise.observation.prune import KeptNode, prune
 from branchwise.observation.render import header_lines, join_page, node_line, ordered_tabs
 from branchwise.observation.tree import RawNode, RawTree, build_tree
-from branchwise.protocol import ElementRef, Observation
+from branchwise.protocol import MAX_CLICKABLE, ElementRef, Observation
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,9 @@ class ElementInfo:
     # ancestor's); None: not known (an out-of-process frame, or an extension that sends no layout).
     top: int | None = None
     height: int = 0
+    # A click on it can do something: it is, or lies inside, a control or an element with a click listener
+    # (observation/prune.py). True when not known.
+    reacts: bool = True
 
     @property
     def ref(self) -> ElementRef:
@@ -106,7 +109,10 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
     extra = frozenset((ref.target, ref.backend_node_id) for ref in sensitive)
     clickable = frozenset((frame.target, node_id)
                           for frame in observation.frames for node_id in frame.clickable_node_ids)
-    nodes = prune(tree, ids, config, extra, clickable)
+    # A target's list is complete unless it is empty (no snapshot) or cut at the extension's cap.
+    listeners_known = frozenset(frame.target for frame in observation.frames
+                                if 0 < len(frame.clickable_node_ids) < MAX_CLICKABLE)
+    nodes = prune(tree, ids, config, extra, clickable, listeners_known)
     index = build_index(_locator_rows(nodes))
     boxes = _placed(tree, _boxes(observation))
     elements = {}
@@ -129,6 +135,7 @@ def _process(observation: Observation, config: ObservationConfig, sensitive: Col
             sensitive=node.sensitive,
             top=box[0],
             height=box[1],
+            reacts=node.reacts,
         )
     header = tuple(header_lines(observation))
     lines = tuple(node_line(node, config) for node in nodes)

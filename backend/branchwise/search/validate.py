@@ -1,10 +1,11 @@
 """Validation before execution (WebOperator): catch an action the page cannot take and tell the model why.
 
 Checked against the observation the action was proposed on, without touching the browser: the element exists and is
-enabled, a text field is editable, an option exists under the select, tab operations have tabs to work on, a scroll
-has somewhere to go, go_back/go_forward have history to move through, a goto/new_tab address is on a site the user's
-lists allow (safety/sites.py), a stop's answer gives only numbers a page on the way showed (grounding.py). Whether a
-`goto` address answers is checked separately, in a throw-away tab (urlcheck.py).
+enabled, a clicked line can react to a click (observation/prune.py), a text field is editable, an option exists under
+the select, tab operations have tabs to work on, a scroll has somewhere to go, go_back/go_forward have history to move
+through, a goto/new_tab address is on a site the user's lists allow (safety/sites.py), a stop's answer gives only
+numbers a page on the way showed (grounding.py). Whether a `goto` address answers is checked separately, in a
+throw-away tab (urlcheck.py).
 """
 
 from __future__ import annotations
@@ -105,6 +106,33 @@ def _options(page: PageView, element: ElementInfo) -> list[str]:
     return found
 
 
+def _line(element: ElementInfo) -> str:
+    return f"[{element.id}] {element.role}" + (f" '{element.name}'" if element.name else "")
+
+
+def _controls_inside(page: PageView, element: ElementInfo, limit: int = 3) -> list[ElementInfo]:
+    """The first lines under `element` a click acts on, outermost only (a link, not the text inside it)."""
+    found: list[ElementInfo] = []
+    stack = list(reversed(element.children))
+    while stack and len(found) < limit:
+        child = page.elements.get(stack.pop())
+        if child is None:
+            continue
+        if child.reacts:
+            found.append(child)
+        else:
+            stack.extend(reversed(child.children))
+    return found
+
+
+def _inert_click(page: PageView, element: ElementInfo) -> str:
+    """Why a click on a line that cannot react is refused, and what to click instead."""
+    inside = _controls_inside(page, element)
+    instead = ("the controls inside it: " + ", ".join(_line(c) for c in inside) if inside
+               else "click a link, button or field instead")
+    return f"{_line(element)} is not a link, button or other control, so a click on it does nothing; {instead}"
+
+
 def unavailable_actions(page: PageView | None, space: ActionSpace) -> list[str]:
     """The kinds of action this state does not allow, each with why: WebOperator's dynamic action space, shown in the
     policy prompt so a model is not left to learn from refusals what `validate_action` would refuse. An unknown
@@ -182,17 +210,23 @@ def validate_action(action: Action, page: PageView | None, space: ActionSpace = 
                 if missing:
                     return (f"[{element_id}] has no option {missing[0]!r}; its options are "
                             + ", ".join(repr(o) for o in options[:20]))
+        case Click() if not element.reacts:
+            return _inert_click(page, element)
         case Click() | Hover() | Press():
             pass
     return None
 
 
 def mistake_of(action: Action, page: PageView | None) -> MistakeKind:
-    """What kind of mistake an action that failed validation is: an element id the page does not have, an answer with
-    numbers no page showed, or another."""
+    """What kind of mistake an action that failed validation is: an element id the page does not have, a click on a
+    line that cannot react, an answer with numbers no page showed, or another."""
     if isinstance(action, Stop):
         return "ungrounded_answer"
     element_id = action.element_id
-    if element_id is not None and page is not None and element_id not in page.elements:
-        return "unknown_element"
+    if element_id is not None and page is not None:
+        element = page.elements.get(element_id)
+        if element is None:
+            return "unknown_element"
+        if isinstance(action, Click) and not element.reacts:
+            return "inert_click"
     return "invalid_action"
