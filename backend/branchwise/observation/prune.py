@@ -52,10 +52,10 @@ LIFTED_WHEN_NAMELESS = frozenset({
 })
 TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 # Roles a click acts on by their nature (native controls, ARIA widgets, a <label> that clicks its field), whatever the
-# DOM says about listeners.
+# DOM says about listeners. Not an iframe: what it holds is a page of its own, judged line by line.
 CONTROL_ROLES = frozenset({
     "link", "button", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
-    "treeitem", "textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton", "LabelText", "Iframe",
+    "treeitem", "textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton", "LabelText",
     "DisclosureTriangle", "DisclosureTriangleGrouped", "MenuListOption", "PopUpButton", "ToggleButton", "ColorWell",
     "DateTime", "InputTime", "video", "audio",
 })
