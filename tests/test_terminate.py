@@ -41,9 +41,11 @@ class Command:
 
 @pytest.fixture
 def default_handling() -> Iterator[None]:
-    """The signals' default handling, whatever the suite inherited (under `nohup` SIGHUP comes ignored, and an
-    ignored signal stays ignored: the last test)."""
+    """The signals' default handling, whatever the suite inherited (under `nohup` SIGHUP comes ignored, in a
+    background job started without job control SIGINT does, and an ignored signal stays ignored: the last test; Ctrl-C
+    is Python's KeyboardInterrupt, which asyncio.run takes over only from Python's own handler)."""
     before = {signum: signal.signal(signum, signal.SIG_DFL) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    before[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     for signum, handler in before.items():
         signal.signal(signum, handler)
