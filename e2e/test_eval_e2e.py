@@ -70,7 +70,7 @@ def test_eval_runs_scores_and_resumes(tmp_path: Path) -> None:
     # Every call was timed and kept with its run: the seconds the model worked on the policy's calls.
     assert all(set(r["model_seconds"]) == {"policy"} and r["model_seconds"]["policy"] > 0 for r in results)
     assert "3/3, SR so far 100%" in first.stdout
-    assert "Nothing to run: all 3 task(s) have a greedy result with scripted in" in again.stdout
+    assert "Nothing to run: all 3 task(s) have a result under greedy with scripted in" in again.stdout
     # The report's figures are the results file's: SR 3/3 for greedy, costs the mean of the results.
     made = branchwise("eval", "report", str(out), env=base_env(tmp_path))
     assert made.returncode == 0, made.stdout + made.stderr

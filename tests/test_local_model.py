@@ -218,7 +218,7 @@ def test_an_eval_with_every_task_done_does_not_start_its_model(tmp_path: Path, m
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     evaluate = ["eval", tasks, "--out", str(out), "--local-model", missing.key, "--task-id", "1001"]
     assert cli.main([*evaluate, "--strategy", "greedy"]) == cli.EXIT_OK
-    assert f"Nothing to run: all 1 task(s) have a greedy result with {missing.key} in" in capsys.readouterr().out
+    assert f"Nothing to run: all 1 task(s) have a result under greedy with {missing.key} in" in capsys.readouterr().out
     for other in (["--strategy", "best_first"], ["--strategy", "greedy", "--task-id", "1002"],
                   ["--strategy", "greedy", "--examples"]):
         assert cli.main([*evaluate, *other]) == cli.EXIT_USAGE, other

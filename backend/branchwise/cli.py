@@ -637,7 +637,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     name = eval_model_name(args)
     if name is not None and {t.task_id for t in tasks} <= done_tasks(results, args.strategy, name, args.examples):
         # A finished eval run again (a benchmark's loop resuming) costs nothing: a local model takes seconds to load.
-        say(f"Nothing to run: all {len(tasks)} task(s) have a {args.strategy} result with {name} in {results}")
+        say(f"Nothing to run: all {len(tasks)} task(s) have a result under {args.strategy} with {name} in {results}")
         return EXIT_OK
     chromium = chromium_config(args)
     assert chromium is not None, "eval always launches its own Chromium"
