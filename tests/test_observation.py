@@ -20,7 +20,7 @@ from branchwise.observation.prune import repeats_name
 from branchwise.observation.redact import is_sensitive_field, looks_like_card_number, luhn_valid
 from branchwise.observation.render import quote
 from branchwise.observation.tree import RawNode
-from branchwise.protocol import AXNode, DialogInfo, ElementRef, Observation, TabInfo
+from branchwise.protocol import AXNode, AXProperty, AXValue, DialogInfo, ElementRef, Observation, TabInfo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "axtree"
 
@@ -218,6 +218,13 @@ def test_a_click_reacts_on_controls_and_what_lies_in_them_only() -> None:
     listened = obs.model_copy(update={"frames": [obs.frames[0].model_copy(
         update={"clickable_node_ids": [root, *obs.frames[0].clickable_node_ids]})]})
     assert reacting(process(listened)) == lines
+    # Nor does a skip link's target: `<main tabindex="-1">` takes the focus, and a click on it does nothing else.
+    main = next(n for n in obs.frames[0].nodes if n.role is not None and n.role.value == "main")
+    focusable = main.model_copy(update={"properties": [*main.properties, AXProperty(
+        name="focusable", value=AXValue(type="booleanOrUndefined", value=True))]})
+    skip_target = obs.model_copy(update={"frames": [obs.frames[0].model_copy(update={"nodes": [
+        focusable if n is main else n for n in obs.frames[0].nodes]})]})
+    assert reacting(process(skip_target)) == lines
     # Without what the DOM says about listeners, nothing is known not to react.
     blind = obs.model_copy(update={"frames": [f.model_copy(update={"clickable_node_ids": []}) for f in obs.frames]})
     assert all(reacting(process(blind)).values())

@@ -13,8 +13,9 @@ A node is either kept (one line), lifted (no line; its children take its place) 
   a <label> (LabelText) is also dropped when the next line is a control whose name contains it: `textbox 'Email'`
   already says it.
 
-Each line also records whether a click on it can do anything (`reacts`): it is a control, can take the focus, has a
-click listener (DOMSnapshot's isClickable), or lies inside something that is or has one (text in a link, a row that
+Each line also records whether a click on it can do anything (`reacts`): it is a control, can take the focus (other
+than a landmark, heading or other structure, focusable as a skip link's target), has a click listener (DOMSnapshot's
+isClickable), or lies inside something that is or has one (text in a link, a row that
 listens for clicks, anything under an app's root element, where React listens for its components' clicks). A
 listener on the document itself does not count: nearly every page has one (analytics, menus that close on an outside
 click, delegation to its buttons and links), so it says nothing about what a click on a heading does. A target whose
@@ -58,6 +59,14 @@ CONTROL_ROLES = frozenset({
     "treeitem", "textbox", "searchbox", "combobox", "listbox", "slider", "spinbutton", "LabelText",
     "DisclosureTriangle", "DisclosureTriangleGrouped", "MenuListOption", "PopUpButton", "ToggleButton", "ColorWell",
     "DateTime", "InputTime", "video", "audio",
+})
+# Roles whose focus is a place to read from, not a control: a skip link's target (`<main tabindex="-1">`), a region or
+# dialog focused by script. A click on them, or on what they hold, only moves the focus there. (A focusable row is
+# left out: a mail list's rows are, and a click opens the mail.)
+STRUCTURE_ROLES = frozenset({
+    "RootWebArea", "main", "region", "article", "navigation", "complementary", "banner", "contentinfo", "search",
+    "form", "heading", "list", "listitem", "paragraph", "document", "dialog", "alertdialog", "group", "Section",
+    "feed", "StaticText",
 })
 # Roles whose name Chromium computes from their content (ARIA "name from: contents"; Chromium's own
 # AXObject::SupportsNameFromContents), so their text children repeat it. Other names (aria-label, a group or dialog
@@ -214,7 +223,8 @@ class _Pruner:
             return True
         if node.role == "RootWebArea":
             return False
-        return (node.role in CONTROL_ROLES or node.props.get("focusable") == "True"
+        return (node.role in CONTROL_ROLES
+                or (node.props.get("focusable") == "True" and node.role not in STRUCTURE_ROLES)
                 or (node.backend_id is not None and (node.target, node.backend_id) in self.clickable)
                 or "expanded" in node.props or node.props.get("hasPopup", "false").lower() != "false")
 
