@@ -15,11 +15,11 @@ A node is either kept (one line), lifted (no line; its children take its place) 
 
 Each line also records whether a click on it can do anything (`reacts`): it is a control, can take the focus (other
 than a landmark, heading or other structure, focusable as a skip link's target), has a click listener (DOMSnapshot's
-isClickable), or lies inside something that is or has one (text in a link, a row that
-listens for clicks, anything under an app's root element, where React listens for its components' clicks). A
-listener on the document itself does not count: nearly every page has one (analytics, menus that close on an outside
-click, delegation to its buttons and links), so it says nothing about what a click on a heading does. A target whose
-listeners are not known (no DOM snapshot, or one cut at its cap) reacts everywhere.
+isClickable), or lies inside something that is or has one (text in a link, a row that listens for clicks, anything
+under an app's root element, where React listens for its components' clicks). A listener on the document itself does
+not count: nearly every page has one (analytics, menus that close on an outside click, delegation to its buttons and
+links), so it says nothing about what a click on a heading does. A target whose listeners are not known (no DOM
+snapshot, or one cut at its cap) reacts everywhere.
 """
 
 from __future__ import annotations
