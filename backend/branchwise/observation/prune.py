@@ -64,9 +64,8 @@ CONTROL_ROLES = frozenset({
 # dialog focused by script. A click on them, or on what they hold, only moves the focus there. (A focusable row is
 # left out: a mail list's rows are, and a click opens the mail.)
 STRUCTURE_ROLES = frozenset({
-    "RootWebArea", "main", "region", "article", "navigation", "complementary", "banner", "contentinfo", "search",
-    "form", "heading", "list", "listitem", "paragraph", "document", "dialog", "alertdialog", "group", "Section",
-    "feed", "StaticText",
+    "main", "region", "article", "navigation", "complementary", "banner", "contentinfo", "search", "form", "heading",
+    "list", "listitem", "paragraph", "document", "dialog", "alertdialog", "group", "Section", "feed", "StaticText",
 })
 # Roles whose name Chromium computes from their content (ARIA "name from: contents"; Chromium's own
 # AXObject::SupportsNameFromContents), so their text children repeat it. Other names (aria-label, a group or dialog
@@ -169,7 +168,7 @@ class _Pruner:
             if not node.ignored and node.role in CONTEXT_ROLES:
                 ancestors = (*ancestors, LocatorStep(node.role, node.name))
             in_label = visit.in_label or node.role == "LabelText"
-            in_control = self.reacts(visit)
+            in_control = kept.reacts if kept is not None else self.reacts(visit)
             child: tuple[int, KeptNode | None, str, tuple[LocatorStep, ...], bool, bool]
             if kept is not None:
                 # A nameless kept box (focusable) passes its container's name on to the text inside it.

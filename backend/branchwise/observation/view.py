@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from branchwise.gcpause import cyclic_gc_paused
@@ -72,6 +72,15 @@ class PageView:
 
     def ref(self, element_id: int) -> ElementRef:
         return self.elements[element_id].ref
+
+    def descendants(self, element: ElementInfo) -> Iterator[ElementInfo]:
+        """The lines under `element`, in document order."""
+        stack = list(reversed(element.children))
+        while stack:
+            child = self.elements.get(stack.pop())
+            if child is not None:
+                yield child
+                stack.extend(reversed(child.children))
 
 
 def _locator_rows(nodes: list[KeptNode]) -> list[tuple[int, str, str, tuple[LocatorStep, ...], str | None]]:

@@ -268,13 +268,8 @@ def _ancestor_difference(stored: PageView, element: ElementInfo, live: PageView,
 
 def _descendants(page: PageView, element: ElementInfo) -> list[tuple[int, str, str, str]]:
     """(relative depth, role, name, value) of the subtree in document order; masked values count as equal."""
-    rows = []
-    stack = list(reversed(element.children))
-    while stack:
-        node = page.elements[stack.pop()]
-        rows.append((node.depth - element.depth, node.role, node.name, "" if node.redacted else node.value))
-        stack.extend(reversed(node.children))
-    return rows
+    return [(node.depth - element.depth, node.role, node.name, "" if node.redacted else node.value)
+            for node in page.descendants(element)]
 
 
 def _descendant_difference(stored: PageView, element: ElementInfo, live: PageView, twin: ElementInfo) -> str:

@@ -11,6 +11,7 @@ throw-away tab (urlcheck.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -94,16 +95,7 @@ def _flag(element: ElementInfo, name: str) -> bool:
 
 def _options(page: PageView, element: ElementInfo) -> list[str]:
     """The option names under a select, in page order (the model is shown the first few)."""
-    found: list[str] = []
-    stack = list(reversed(element.children))
-    while stack:
-        child = page.elements.get(stack.pop())
-        if child is None:
-            continue
-        if child.role in OPTION_ROLES:
-            found.append(child.name)
-        stack.extend(reversed(child.children))
-    return found
+    return [child.name for child in page.descendants(element) if child.role in OPTION_ROLES]
 
 
 def _line(element: ElementInfo) -> str:
@@ -111,18 +103,11 @@ def _line(element: ElementInfo) -> str:
 
 
 def _controls_inside(page: PageView, element: ElementInfo, limit: int = 3) -> list[ElementInfo]:
-    """The first lines under `element` a click acts on, outermost only (a link, not the text inside it)."""
-    found: list[ElementInfo] = []
-    stack = list(reversed(element.children))
-    while stack and len(found) < limit:
-        child = page.elements.get(stack.pop())
-        if child is None:
-            continue
-        if child.reacts:
-            found.append(child)
-        else:
-            stack.extend(reversed(child.children))
-    return found
+    """The first lines under `element` a click acts on, outermost only (a link, not the text inside it: what lies in a
+    line that reacts reacts too, and `element` itself does not)."""
+    outermost = (child for child in page.descendants(element)
+                 if child.reacts and child.parent is not None and not page.elements[child.parent].reacts)
+    return list(islice(outermost, limit))
 
 
 def _inert_click(page: PageView, element: ElementInfo) -> str:
