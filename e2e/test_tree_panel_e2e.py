@@ -32,7 +32,7 @@ NODES = [
     TreeNodeView(id=1, parent=0, action="click [12] Garden", url="http://shop.test/garden", value=0.72, reward=0.1,
                  action_class="safe", status="expanded", checkpoint=True),
     TreeNodeView(id=2, parent=0, action="click [7] Delete account", value=-1.0, reward=-1.0,
-                 action_class="destructive", status="dead"),
+                 action_class="destructive", status="dead", note="failed: the button is disabled"),
     TreeNodeView(id=3, parent=1, action="select_option [30] [Price: low to high]", value=0.81, reward=0.2,
                  action_class="safe", status="open"),
     TreeNodeView(id=4, parent=1, action="type [5] [gnome] and press Enter to search the whole catalogue", value=0.3,
@@ -113,6 +113,9 @@ def test_panel_draws_the_search_tree_as_it_grows(stack: Stack) -> None:
     assert {li.get_attribute("data-node-id") for li in run.find_elements(By.CSS_SELECTOR, "li.node")
             if li.find_elements(By.CSS_SELECTOR, ":scope > .node-row .checkpoint")} == {"0", "1"}
     assert "status-dead" in (node(run, 2).get_attribute("class") or "")
+    status = node(run, 2).find_element(By.CSS_SELECTOR, ":scope > .node-row .node-status")
+    assert status.get_attribute("title") == "failed: the button is disabled", "a dead node says why on hover"
+    assert not node(run, 4).find_element(By.CSS_SELECTOR, ":scope > .node-row .node-status").get_attribute("title")
     assert node(run, 4).get_attribute("data-status") == "invalid"
     grey = driver.execute_script(
         "return getComputedStyle(arguments[0]).color", node(run, 2).find_element(By.CSS_SELECTOR, ".node-row"))

@@ -62,6 +62,9 @@ def v1_store(path: Path) -> None:
         conn.execute(statement)
     conn.execute("INSERT INTO runs (run_id, task, started_at, status) VALUES ('old1', 'an old task', ?, 'finished')",
                  (T0.isoformat(timespec="microseconds"),))
+    conn.execute("INSERT INTO nodes (run_id, node_id, depth, url, title, action_text, thought, status, "
+                 "observation_text, created_at) VALUES ('old1', 0, 0, 'http://shop.test/', '', '', '', 'expanded', "
+                 "'', ?)", (T0.isoformat(timespec="microseconds"),))
     # Before decisions were put on their verdict, an approved action had two rows.
     conn.execute("INSERT INTO classifications (run_id, node_id, action_text, action_class, reasons) "
                  "VALUES ('old1', 1, ?, 'destructive', ?)", (PLACE, json.dumps(REASONS)))
@@ -75,9 +78,11 @@ def v1_store(path: Path) -> None:
 def test_a_version_1_store_gains_the_audit_table_and_keeps_its_runs(tmp_path: Path) -> None:
     path = default_store_path(tmp_path)
     v1_store(path)
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     with RunStore(path) as store:
         old = store.load_run("old")
+        # Version 8: an old node has no note.
+        assert [(n.node_id, n.status, n.note) for n in old.nodes] == [(0, "expanded", "")]
         # Version 7: an old run kept no model calls.
         assert store.model_calls("old") == []
         assert (old.run.task, old.run.status) == ("an old task", "finished")

@@ -227,6 +227,19 @@ def test_a_run_whose_record_cannot_be_written_stops_with_the_reason(
     assert stored.run.status == "failed" and stored.run.reason == result.reason
 
 
+@pytest.mark.parametrize(("scripted", "status", "note"), [
+    ([Rule(reply=cot("click [8]"))], "dead", "failed: the element is no longer on the page"),
+    ([Rule(reply=cot("goto [ftp://shop.test/]"))], "invalid", "not run: ftp://shop.test/ is not an http(s) address"),
+    ([Rule(reply="I am not sure what to do here.")], "invalid", "invalid answer: "),
+], indirect=["scripted"])
+def test_show_says_why_each_step_failed_or_never_ran(scripted: ScriptedModelServer, store: RunStore, status: str,
+                                                    note: str) -> None:
+    run_agent(scripted, SiteEnv(), store, max_repeats=10)
+    stored = store.load_run("r1")
+    assert [(n.status, n.note[:len(note)]) for n in stored.nodes[1:]] == [(status, note)] * 3
+    assert f"{status} ({note}" in format_run(stored)
+
+
 @pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
 def test_a_finished_run_is_listed_and_shown_as_a_linear_tree(scripted: ScriptedModelServer, store: RunStore) -> None:
     result, recorder = run_agent(scripted, SiteEnv(), store)

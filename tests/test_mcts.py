@@ -224,6 +224,7 @@ def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_tol
     assert [url_after(c) for c in pilot.calls["appraiser"]] == [BOOKS_URL, ORCHARD_URL]
     hover = next(n for n in run.stored.nodes if n.action_text == "hover [2]")
     assert hover.status == "dead"
+    assert hover.note == f"changed nothing on the page of #{hover.parent_id}"
     assert hover.node_id not in run.stored.trajectory
 
 

@@ -356,6 +356,8 @@ def test_action_aware_defers_a_lone_stop_and_gives_it_from_its_own_page(tmp_path
     # Orchard -> Home was recognised as the start page: the start page was expanded once.
     assert run.calls_at(run.policy, HOME_URL) == 3
     assert "led back to the page of #0; not explored again" in run.shown
+    back = next(n for n in run.stored.nodes if n.url == HOME_URL and n.parent_id is not None)
+    assert (back.status, back.note) == ("dead", "led back to the page of #0"), "show says why it was not explored"
     assert "deferred until 2 agree" in run.shown
 
 

@@ -129,6 +129,8 @@ def test_reroot_invalidates_everything_outside_the_new_subtree() -> None:
     assert {n.id: n.status for n in tree} == {
         0: "invalid", 1: "open", 2: "invalid", 3: "expanded", 4: "open", 5: "invalid",
     }
+    assert tree[2].note == "left behind: #1 changed the site"
+    assert tree[3].note == "", "a node that stays in the tree keeps no note"
 
 
 def test_reroot_keeps_terminal_answers_outside_the_subtree() -> None:

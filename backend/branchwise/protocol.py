@@ -513,6 +513,8 @@ class TreeNodeView(Model):
     action_class: str | None = None
     status: Literal["open", "expanded", "terminal", "dead", "invalid"] = "open"
     checkpoint: bool | None = None
+    # Why a dead or invalid node is so (a refused or failed action, a revisit).
+    note: str = ""
 
 
 class FrontierItemView(Model):

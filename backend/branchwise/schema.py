@@ -139,7 +139,7 @@ EXAMPLES: list[Envelope] = [
             TreeNodeView(id=1, parent=0, action="click [41] Garden", url=f"{SHOP}/category/garden", value=0.72,
                          reward=0.1, action_class="safe", status="expanded", checkpoint=True),
             TreeNodeView(id=2, parent=0, action="click [7] Delete account", value=-1.0, reward=-1.0,
-                         action_class="destructive", status="dead"),
+                         action_class="destructive", status="dead", note="failed: the button is disabled"),
         ],
         current=1,
         frontier=[FrontierItemView(node=1, action="click [14] Sort by price", action_class="safe", reward=0.2)],

@@ -1,6 +1,7 @@
 // Draws a run's search tree (the latest tree_update) for the side panel: nested nodes, the frontier, the backtracks
-// and, once chosen, the trajectory. Hooks for tests and styles: li.node[data-node-id][data-status], .current,
-// .on-trajectory, .badge.class-<class>, li.frontier-item[data-node-id], li.backtrack[data-outcome], .trajectory.
+// and, once chosen, the trajectory; a dead or invalid node's status says why on hover. Hooks for tests and styles:
+// li.node[data-node-id][data-status], .node-status[title], .current, .on-trajectory, .badge.class-<class>,
+// li.frontier-item[data-node-id], li.backtrack[data-outcome], .trajectory.
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -38,7 +39,7 @@ function nodeRow(node) {
     row.append(el("span", { class: "checkpoint", title: "checkpoint", "aria-label": "checkpoint" }, "⚑"));
   }
   if (node.status !== "open" && node.status !== "expanded") {
-    row.append(el("span", { class: "node-status" }, node.status));
+    row.append(el("span", { class: "node-status", title: node.note || null }, node.status));
   }
   return row;
 }

@@ -138,7 +138,7 @@ async def _invalid(ctx: SearchContext, node: Node, thought: str, error: str, act
     child = ctx.state.tree.add_child(node.id, Node(
         id=-1, parent_id=None, depth=0, url=node.url, title=node.title, text=node.text, page=node.page,
         tabs=node.tabs, active_tab=node.active_tab, state=node.state, space=node.space, action_text=action_text,
-        thought=thought, status="invalid"))
+        thought=thought, status="invalid", note=error))
     ctx.state.current = child.id
     await ctx.trace.node(child)
     await record_step(ctx, child, error)

@@ -455,6 +455,7 @@ class _Run:
         with nothing to appraise. The Explorer is told, or it proposes the same action there again (Qwen2.5-Coder-1.5B
         clicked one article three times in a row)."""
         child.status, child.same_as = "dead", node.id
+        child.note = f"changed nothing on the page of #{node.id}"
         self.ctx.state.current = node.id
         self.avoid.setdefault(node.id, []).append(child.action_text)
         await self.ctx.trace.node(child)

@@ -108,7 +108,7 @@ def restored_tree(point: ResumePoint) -> SearchTree:
                     title=record.title, text=record.observation_text, action_text=record.action_text,
                     action_class=ActionClass(record.action_class) if record.action_class else None,
                     thought=record.thought, reward=record.reward, value=record.value, checkpoint=record.checkpoint,
-                    status=record.status, answer=record.answer,
+                    status=record.status, note=record.note, answer=record.answer,
                     state=state_key(record.url, record.observation_text), space=ActionSpace(seen_numbers=seen))
         if record.action_text:
             try:

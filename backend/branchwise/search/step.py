@@ -120,7 +120,8 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     except SiteRefused as exc:
         # The action ran and led onto a site the user's lists refuse: the step is on record before the run stops.
         refused = tree.add_child(parent.id, Node(id=-1, parent_id=None, depth=0, url="", action=item.action,
-                                                 action_text=item.action_text, thought=item.thought, status="dead"))
+                                                 action_text=item.action_text, thought=item.thought, status="dead",
+                                                 note=str(exc)))
         ctx.state.current = refused.id
         await ctx.trace.node(refused)
         await ctx.trace.at(ctx.env.tab_id)
@@ -134,7 +135,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
     changed_site = check.reroots(outcome.ok)
     if not outcome.ok:
         # The page refused the action: the record stays, but nothing is explored from there.
-        child.status = "dead"
+        child.status, child.note = "dead", f"failed: {outcome.error}"
         await ctx.trace.progress(f"`{item.action_text}` failed: {outcome.error}")
     if changed_site:
         tree.reroot(child.id)
@@ -145,6 +146,7 @@ async def advance(ctx: SearchContext, parent: Node, item: FrontierItem, *, recog
         if twin is not None:
             # The tab shows a state search already has (A -> C -> A): go on from there instead of exploring it twice.
             child.status, child.same_as = "dead", twin.id
+            child.note = f"led back to the page of #{twin.id}"
             ctx.state.current = twin.id
             await ctx.trace.progress(f"`{item.action_text}` led back to the page of #{twin.id}; not explored again")
     await ctx.trace.node(child)

@@ -86,6 +86,7 @@ class SearchTrace:
             action_class=node.action_class.value if node.action_class else None,
             thought=self.secrets.scrub(node.thought),
             reward=node.reward, value=node.value, checkpoint=node.checkpoint, status=node.status,
+            note=self.secrets.scrub(node.note) if node.note else "",
             answer=self.secrets.scrub(node.answer) if node.answer else node.answer,
             observation_text=text,
         )
@@ -270,7 +271,7 @@ class SearchTrace:
         nodes = [
             TreeNodeView(id=n.id, parent=n.parent_id, action=n.action_text, url=n.url, value=n.value, reward=n.reward,
                          action_class=n.action_class.value if n.action_class else None, status=n.status,
-                         checkpoint=n.checkpoint)
+                         checkpoint=n.checkpoint, note=self.secrets.scrub(n.note) if n.note else "")
             for n in self.state.tree
         ]
         frontier = [FrontierItemView(node=i.node_id, action=i.action_text, action_class=i.action_class.value,

@@ -45,6 +45,8 @@ class Node:
     # None until checked: the page survives a reload and its URL differs from the parent's.
     checkpoint: bool | None = None
     status: NodeStatus = "open"
+    # Why the node is dead or invalid, for whoever reads the run later (`branchwise show`, the side panel's tree).
+    note: str = ""
     answer: str | None = None
     children: list[int] = field(default_factory=list)
     # The page as replay and revisits compare it (URL without fragment and outline; `snapshot.state_key`); "" unknown.
@@ -154,7 +156,7 @@ class SearchTree:
         keep = {n.id for n in self.subtree(node_id)}
         for node in self.nodes.values():
             if node.id not in keep and node.status not in ("terminal",):
-                node.status = "invalid"
+                node.status, node.note = "invalid", f"left behind: #{node_id} changed the site"
         self.root_id = node_id
 
     def subtree(self, node_id: int) -> Iterator[Node]:

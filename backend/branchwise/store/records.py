@@ -69,6 +69,8 @@ class NodeRecord(_Record):
     value: float | None = None
     checkpoint: bool | None = None
     status: NodeStatus = "open"
+    # Why the node is dead or invalid, in words (empty otherwise).
+    note: str = ""
     answer: str | None = None
     # What the page showed (already redacted upstream); loaded by load_run only, never by list_runs.
     observation_text: str = ""

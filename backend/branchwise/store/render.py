@@ -108,7 +108,8 @@ def format_calls(run_id: str, calls: Sequence[ModelCallRecord]) -> str:
 
 
 def format_node(node: NodeRecord, parent_url: str | None = None) -> str:
-    """`#id action → url  [class] r=.. v=.. ✓checkpoint status`; the root shows where the run started instead.
+    """`#id action → url  [class] r=.. v=.. ✓checkpoint status (why it is dead or invalid)`; the root shows where
+    the run started instead.
 
     The URL is shown only where the action led to another page than its parent's, so trees stay readable."""
     action = _clip(node.action_text, 100) or (f"(start) {node.url}" if node.parent_id is None else "(no action)")
@@ -123,7 +124,7 @@ def format_node(node: NodeRecord, parent_url: str | None = None) -> str:
         meta.append(f"v={node.value:.2f}")
     if node.checkpoint:
         meta.append("✓checkpoint")
-    meta.append(node.status)
+    meta.append(f"{node.status} ({_clip(node.note, 120)})" if node.note else node.status)
     if node.answer is not None:
         meta.append(f'answer="{_clip(node.answer, 60)}"')
     return f"#{node.node_id} {action}  {' '.join(meta)}"

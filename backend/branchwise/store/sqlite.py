@@ -42,7 +42,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -199,6 +199,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL
         )""",
         "CREATE INDEX IF NOT EXISTS model_calls_run ON model_calls (run_id)",
+    ),
+    # 8: why a node is dead or invalid (a refused action, a failed one, a revisit), for `branchwise show`.
+    (
+        "ALTER TABLE nodes ADD COLUMN note TEXT NOT NULL DEFAULT ''",
     ),
 )
 
@@ -405,14 +409,15 @@ class RunStore:
         so value/checkpoint/status updates need not resend the page text."""
         self._write(
             """INSERT INTO nodes (run_id, node_id, parent_id, depth, url, title, action_text, action_class, thought,
-                   reward, value, checkpoint, status, answer, observation_text, created_at)
+                   reward, value, checkpoint, status, note, answer, observation_text, created_at)
                VALUES (:run_id, :node_id, :parent_id, :depth, :url, :title, :action_text, :action_class, :thought,
-                   :reward, :value, :checkpoint, :status, :answer, :observation_text, :created_at)
+                   :reward, :value, :checkpoint, :status, :note, :answer, :observation_text, :created_at)
                ON CONFLICT (run_id, node_id) DO UPDATE SET
                    parent_id = excluded.parent_id, depth = excluded.depth, url = excluded.url,
                    title = excluded.title, action_text = excluded.action_text, action_class = excluded.action_class,
                    thought = excluded.thought, reward = excluded.reward, value = excluded.value,
-                   checkpoint = excluded.checkpoint, status = excluded.status, answer = excluded.answer,
+                   checkpoint = excluded.checkpoint, status = excluded.status, note = excluded.note,
+                   answer = excluded.answer,
                    observation_text = CASE WHEN excluded.observation_text = '' THEN nodes.observation_text
                                            ELSE excluded.observation_text END""",
             {**node.model_dump(exclude={"created_at", "checkpoint"}), "created_at": _ts(node.created_at),
