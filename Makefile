@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup system demo lint test unit e2e bench bench-simulated bench-real bench-demos bench-prompt-cache schema model clean
+.PHONY: setup system demo lint test unit e2e bench bench-simulated bench-real bench-demos bench-prompt-cache bench-history-ids schema model clean
 
 $(BIN)/branchwise: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,12 @@ bench-real: model
 # WebPilot's judges' prompts page first against agent first on llama.cpp's prompt cache (real local model; minutes).
 bench-prompt-cache: model
 	$(BIN)/python -m branchwise.bench.prompt_cache
+
+# How the policy prompt's history names past steps, and how often the local model reuses their ids on a page without
+# them; on the real-model run's stored pages (STORE: a run store, gzipped or not; under an hour).
+STORE ?= docs/bench/real-qwen2.5-coder-1.5b-test-partial/runs.sqlite3.gz
+bench-history-ids: model
+	$(BIN)/python -m branchwise.bench.history_ids "$(STORE)"
 
 # Every strategy with and without demonstrations explored on the sandbox sites, real local model; hours (resumable).
 bench-demos: model

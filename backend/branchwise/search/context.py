@@ -162,11 +162,12 @@ async def start_node(ctx: SearchContext) -> Node:
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     # A secret typed after a thought was written is scrubbed from it too.
     # A node no action led to (where a resumed run found its tab) is not a step.
-    return [HistoryEntry(summary=_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
+    return [HistoryEntry(summary=thought_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
             for n in ctx.state.tree.lineage(node.id)[1:] if n.action_text]
 
 
-def _summary(thought: str) -> str:
+def thought_summary(thought: str) -> str:
+    """A step's thought on one line, as a history shows it beside the action."""
     text = " ".join(thought.split())
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
