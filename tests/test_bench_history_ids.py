@@ -15,7 +15,7 @@ from branchwise.bench.history_ids import (
     messages_for,
     outcome,
 )
-from branchwise.search.generate import GenerationConfig
+from branchwise.search.generate import GenerationConfig, HistoryEntry
 from branchwise.store import NodeRecord, RunRecord, RunStore, default_store_path
 
 HOME = "[1] RootWebArea 'Forum'\n\t[88] link 'Forums'\n\t[89] link \"Bob's page\""
@@ -58,13 +58,16 @@ def test_a_state_qualifies_when_a_step_on_its_way_acted_on_an_id_its_page_lacks(
 
 def test_the_layouts_write_a_step_with_its_id_with_both_or_with_the_element_alone() -> None:
     step = Step("type [88] [nyc] [1]", "searchbox 'Search'", "")
-    assert {name: layout(step) for name, layout in LAYOUTS.items()} == {
+    assert {name: layout(step).action for name, layout in LAYOUTS.items()} == {
         "as recorded": "type [88] [nyc] [1]",
         "WebArena's": "type [88] [nyc] [1] where [88] is searchbox 'Search'",
         "element, no id": "type searchbox 'Search' [nyc] [1]",
+        "past tense": "typed 'nyc' into searchbox 'Search' and pressed Enter",
     }
-    scroll = Step("scroll [down]", "", "")
-    assert {layout(scroll) for layout in LAYOUTS.values()} == {"scroll [down]"}
+    scroll = Step("scroll [down]", "", "I will scroll past [12].")
+    assert {name: layout(scroll) for name, layout in LAYOUTS.items()} == {
+        **{name: HistoryEntry("I will scroll past [12].", "scroll [down]") for name in LAYOUTS},
+        "past tense": HistoryEntry("I will scroll past.", "scrolled down")}
 
 
 def test_elements_are_read_with_either_quote() -> None:

@@ -181,7 +181,7 @@ def test_the_same_action_on_an_unchanged_page_stops_early(scripted: ScriptedMode
     assert result.status == "failed" and "proposed 4 times on the same page" in result.reason
     assert env.executed == ["scroll [down]"] * 3
     # The model was told each time that its action changed nothing.
-    assert "PREVIOUS ACTION: scroll [down] (done, but the page did not change)" in scripted.requests()[1].last_user
+    assert "PREVIOUS ACTION: scrolled down (done, but the page did not change)" in scripted.requests()[1].last_user
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [7]"))]], indirect=True)

@@ -425,3 +425,18 @@ def test_best_first_still_answers_when_the_state_it_moves_on_to_cannot_be_reache
     run = search_site(tmp_path, best_first(), policy, lambda call: verdict("failure", "yes"), fail={2})
     assert (run.outcome.status, run.outcome.answer) == ("finished", "1997")
     assert "could not return to the best state #2" in run.outcome.reason
+
+
+def test_a_prompts_history_names_the_element_a_step_acted_on_and_not_its_id(tmp_path: Path) -> None:
+    """Books numbers its own elements from 1 again: the step that led there is told in words, so the model has no
+    stale id to reuse (Qwen2.5-Coder-1.5B answered with an earlier step's id on most such pages,
+    `make bench-history-ids`)."""
+    def value(call: Call) -> str:
+        return verdict("success") if page_of(call) == BOOKS_URL else verdict("failure")
+
+    policy = by_page({HOME_URL: act("click [1]"), BOOKS_URL: act("stop [1997]")})
+    for strategy in (action_aware(), best_first()):
+        run = search_site(tmp_path / type(strategy).__name__, strategy, policy, value)
+        asked = [c.last for c in run.policy.calls if page_of(c) == BOOKS_URL]
+        assert asked and all("PREVIOUS ACTION: \n1. clicked link 'Books' (seen: " in text for text in asked), asked
+        assert run.outcome.answer == "1997"

@@ -192,10 +192,11 @@ def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
         form: PageView, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     password, card = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
     rules = [
-        Rule(name="done", when_contains=["PREVIOUS ACTION: type [" + str(card)], search_in="last_user",
+        Rule(name="done", when_contains=[f"PREVIOUS ACTION: typed '{SECRET_MASK}' into textbox 'Notes'"],
+             search_in="last_user",
              reply=f"Both typed. In summary, the next action I will perform is ```stop [Signed in with {PASSWORD}]```"),
-        Rule(name="card", when_contains=["PREVIOUS ACTION: type [" + str(password)], search_in="last_user",
-             reply=f"Now the card. In summary, the next action I will perform is "
+        Rule(name="card", when_contains=[f"PREVIOUS ACTION: typed '{SECRET_MASK}' into textbox 'Password'"],
+             search_in="last_user", reply=f"Now the card. In summary, the next action I will perform is "
                    f"```type [{card}] [4111 1111 1111 1111] [0]```"),
         Rule(name="password", reply=f"The password is {PASSWORD}. In summary, the next action I will perform is "
                                     f"```type [{password}] [{PASSWORD}] [0]```"),
@@ -222,9 +223,9 @@ def test_a_greedy_run_that_types_a_password_keeps_it_from_model_logs_and_store(
     typed = [c.text for c in browser.commands if isinstance(c, TypeCmd)]
     assert typed == [PASSWORD, "4111 1111 1111 1111"]
 
-    # What the model reads after each typing step: the masked action, never the secret.
-    assert f"PREVIOUS ACTION: type [{password}] [{SECRET_MASK}] [0]" in prompts[1]
-    assert f"PREVIOUS ACTION: type [{card}] [{SECRET_MASK}] [0]" in prompts[2]
+    # What the model reads after each typing step: the step in words, masked, never the secret.
+    assert f"PREVIOUS ACTION: typed '{SECRET_MASK}' into textbox 'Password'" in prompts[1]
+    assert f"PREVIOUS ACTION: typed '{SECRET_MASK}' into textbox 'Notes'" in prompts[2]
     for later in all_prompts[1:]:
         assert PASSWORD not in later and "4111 1111 1111 1111" not in later
     # The user's task reaches the model as written (it is the user's own text for their model) ...
@@ -324,9 +325,10 @@ def test_model_calls_are_stored_as_the_run_goes_and_a_password_named_early_is_sc
         form: PageView, tmp_path: Path) -> None:
     password, notes = element(form, "textbox", "Password"), element(form, "textbox", "Notes")
     rules = [
-        Rule(name="done", when_contains=["PREVIOUS ACTION: type [" + str(password)], search_in="last_user",
-             reply="Signed in. In summary, the next action I will perform is ```stop [done]```"),
-        Rule(name="password", when_contains=["PREVIOUS ACTION: type [" + str(notes)], search_in="last_user",
+        Rule(name="done", when_contains=[f"PREVIOUS ACTION: typed '{SECRET_MASK}' into textbox 'Password'"],
+             search_in="last_user", reply="Signed in. In summary, the next action I will perform is ```stop [done]```"),
+        Rule(name="password", when_contains=["PREVIOUS ACTION: typed 'hello' into textbox 'Notes'"],
+             search_in="last_user",
              reply=f"In summary, the next action I will perform is ```type [{password}] [{PASSWORD}] [0]```"),
         Rule(name="note", reply=f"The task's note says the password is {PASSWORD}; first the note. "
                                 f"In summary, the next action I will perform is ```type [{notes}] [hello] [0]```"),

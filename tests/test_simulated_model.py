@@ -13,16 +13,29 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from branchwise.actions import Click, GoBack, Stop, Type, parse_response
+from branchwise.actions import (
+    Action,
+    Click,
+    GoBack,
+    Goto,
+    Hover,
+    Press,
+    Scroll,
+    SelectOption,
+    Stop,
+    Type,
+    parse_response,
+)
 from branchwise.harness.evaluators import fuzzy_match, ua_match
 from branchwise.harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec
 from branchwise.harness.simulated.answers import wrong_verdict
 from branchwise.harness.simulated.page import parse_page
-from branchwise.harness.simulated.progress import Progress, same_action
+from branchwise.harness.simulated.progress import Progress, same_action, signature
 from branchwise.harness.simulated.prompts import read_request
 from branchwise.harness.tasks import TaskConfig, load_tasks
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.policy.prompts import build_cot_messages
+from branchwise.policy.steps import step_words
 from branchwise.scripted_model import Prompt, PromptMessage, ScriptedModelServer
 from branchwise.search.generate import HistoryEntry, history_text
 from branchwise.search.rephrase import build_rephrase_messages
@@ -96,18 +109,18 @@ def test_each_role_prompt_is_recognised_with_its_page_and_last_action(tasks: dic
     task, page = tasks[1037], page_text("shop_checkout")
     history = ["type [3] [Starfort Wooden Card Game] [1]", "click [563]"]
     policy = read_request(policy_prompt(task, page, history))
-    assert policy.kind == "policy" and policy.last_action == Click(563) and not policy.start
+    assert policy.kind == "policy" and policy.last_step == signature(Click(563)) and not policy.start
     assert "[1313] button 'Place order'" in policy.page
     assert read_request(policy_prompt(task, page, greedy=True)).start
 
     value = read_request(prompt(build_value_messages(task.intent, page, "http://x/checkout", history, "$5")))
-    assert value.kind == "value" and value.answer == "$5" and value.last_action == Click(563)
+    assert value.kind == "value" and value.answer == "$5" and value.last_step == signature(Click(563))
     assert "Place order" in value.page
     unanswered = read_request(prompt(build_value_messages(task.intent, page, "http://x/", [], None)))
     assert unanswered.answer is None and unanswered.start
 
     judge = read_request(prompt(build_judge_messages(task.intent, history, page, ["a", "b"], "why", "click [1313]")))
-    assert judge.kind == "reward" and judge.proposed == Click(1313) and judge.last_action == Click(563)
+    assert judge.kind == "reward" and judge.proposed == Click(1313) and judge.last_step == signature(Click(563))
     assert read_request(prompt(build_checklist_messages(task.intent, "http://x/", page))).kind == "checklist"
     assert read_request(prompt(build_rephrase_messages(task.intent))).kind == "rephrase"
     assert read_request(prompt([ChatMessage(role="user", content="Hello")])).kind == "unknown"
@@ -121,7 +134,7 @@ def test_the_starting_page_starts_the_solution_even_when_a_later_step_is_on_it(t
     steps = tuple(tasks[3034].reference_solution.steps)  # type: ignore[union-attr]
     page = parse_page(page_text("tracker_dashboard"))
     assert Progress(steps).position(page, None, start=True).index == 0
-    assert Progress(steps).position(page, GoBack(), start=False).index == 1, "read off the page alone"
+    assert Progress(steps).position(page, signature(GoBack()), start=False).index == 1, "read off the page alone"
 
 
 def test_a_remembered_step_decides_the_position_and_a_masked_secret_still_matches(
@@ -130,16 +143,35 @@ def test_a_remembered_step_decides_the_position_and_a_masked_secret_still_matche
     page = parse_page(page_text("shop_checkout"))
     progress = Progress(steps)
     card = Type(1163, "4242 4242 4242 4242", press_enter=False)
-    progress.remember(card, 6)
+    progress.remember(card, 6, "textbox 'Card number'")
     expiry = steps.index(next(s for s in steps if s.name == "Expiry date (MM/YY)"))
-    assert progress.position(page, Type(1163, "••••••", press_enter=False)).index == expiry
-    assert progress.position(page, card).on_path
+    assert progress.position(page, signature(Type(1163, "••••••", press_enter=False))).index == expiry
+    assert progress.position(page, signature(card)).on_path
+    # As a policy prompt's history names it: in words, secret masked.
+    in_words = signature(Type(1163, "••••••", press_enter=False), "textbox 'Card number'")
+    assert progress.position(page, in_words).index == expiry
+
+
+@pytest.mark.parametrize("action", [
+    Click(7), Hover(7), Type(7, "it's \"x\"", press_enter=True), Type(7, "x", press_enter=False),
+    Type(7, "s3cret", press_enter=False, secret=True), Press("Enter", 7), Press("Enter"),
+    SelectOption(7, ("Price: low to high", "a, b")), Scroll("up"), Goto("http://x/a b"), GoBack()])
+def test_a_history_in_words_is_read_as_the_step_it_names(tasks: dict[int, TaskConfig], action: Action) -> None:
+    """The simulated model reads policy/steps.py's words back as the step they name, so it knows where it is."""
+    element = "link \"Bob's page\""
+    words = step_words(action, element if action.element_id is not None else "")
+    page = page_text("shop_checkout")
+    request = read_request(policy_prompt(tasks[1037], page, [words]))
+    assert request.last_step == signature(action, element if action.element_id is not None else None), words
+    greedy = read_request(policy_prompt(tasks[1037], page, [words + " (done, but the page did not change)"],
+                                        greedy=True))
+    assert greedy.last_step == request.last_step
 
 
 def test_off_the_path_the_first_empty_field_comes_before_the_submit_button(tasks: dict[int, TaskConfig]) -> None:
     steps = tuple(tasks[1037].reference_solution.steps)  # type: ignore[union-attr]
     page = parse_page(page_text("shop_checkout"))
-    position = Progress(steps).position(page, Click(9999))
+    position = Progress(steps).position(page, signature(Click(9999)))
     # Shipping is ticked and the card is filled: the expiry date is next, not the search box nor "Place order".
     assert position.index is not None and steps[position.index].name == "Expiry date (MM/YY)"
     assert not position.on_path
@@ -304,7 +336,7 @@ def test_an_action_the_page_refused_is_not_taken_as_done(tasks: dict[int, TaskCo
     page = page_text("tracker_dashboard")
     failed = prompt(build_cot_messages(tasks[3034].intent, page, parse_page(page).url,
                                        "click [27] (it failed: the element is hidden)"))
-    assert read_request(failed).last_action is None
+    assert read_request(failed).last_step is None
 
 
 # -- WebPilot's agents ----------------------------------------------------------------------------------------------

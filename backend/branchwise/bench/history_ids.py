@@ -1,16 +1,18 @@
 """History-ids benchmark: does the way a policy prompt names the steps already taken make a small model reuse their
 element ids on a page where they no longer exist?
 
-    python -m branchwise.bench.history_ids STORE [--states 16] [--samples 3] [--seed 0] [--json PATH]
+    python -m branchwise.bench.history_ids STORE [--states 16] [--samples 3] [--seed 0] [--layout NAME ...]
+        [--json PATH]
 
 STORE is a run store (`runs.sqlite3`, or gzipped as the committed real-model run's). Its pages are real ones a real
 run saw: a state qualifies when a step on its way here acted on an element whose id the state's page does not have (so
 a reply that reuses it is a mistake, not a repeat). For each state, the policy prompt of action_aware's first
-generator (history of 5) is built from the stored page, task and steps three ways: the steps as recorded
-(`click [88]`), as WebArena's action history writes them (`click [88] where [88] is link 'Forums'`), and with the
-element instead of its id (`click link 'Forums'`). The local model (`make model`) answers each `--samples` times at
-the generators' temperature, the three layouts of a state one after the other so the server's prompt cache reads the
-page once. Every reply is sorted by what its action targets. Prints a table; asserts nothing.
+generator (history of 5) is built from the stored page, task and steps in each layout: the steps as recorded
+(`click [88]`), as WebArena's action history writes them (`click [88] where [88] is link 'Forums'`), with the element
+instead of its id (`click link 'Forums'`), and in the past tense with no id in the step or its reasoning (`clicked
+link 'Forums'`, policy/steps.py). The local model (`make model`) answers each `--samples` times at the generators'
+temperature, the layouts of a state one after the other so the server's prompt cache reads the page once. Every
+reply is sorted by what its action targets. Prints a table; asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..actions import ActionParseError, parse_response
+from ..actions import ActionParseError, parse_action, parse_response
 from ..llm import ChatMessage
 from ..local_model import LocalServerConfig
 from ..models import serve_local_model
 from ..observation.render import quote
+from ..policy.steps import step_words, without_element_ids
 from ..search.context import thought_summary
 from ..search.generate import GenerationConfig, GenerationInput, HistoryEntry, Variation, variation_messages
 from ..settings import Settings
@@ -74,24 +77,32 @@ class State:
         return frozenset(int(m["id"]) for s in self.steps if (m := _TARGETED.match(s.action)))
 
 
-def as_recorded(step: Step) -> str:
-    return step.action
+def as_recorded(step: Step) -> HistoryEntry:
+    return HistoryEntry(summary=thought_summary(step.thought), action=step.action)
 
 
-def webarena(step: Step) -> str:
+def webarena(step: Step) -> HistoryEntry:
     """WebArena's `action2str`: the id and what it was."""
     m = _TARGETED.match(step.action)
-    return f"{step.action} where [{m['id']}] is {step.element}" if m and step.element else step.action
+    action = f"{step.action} where [{m['id']}] is {step.element}" if m and step.element else step.action
+    return HistoryEntry(summary=thought_summary(step.thought), action=action)
 
 
-def element_only(step: Step) -> str:
-    """The element in place of its id: nothing left to reuse."""
+def element_only(step: Step) -> HistoryEntry:
+    """The element in place of its id, in the action syntax."""
     m = _TARGETED.match(step.action)
-    return f"{m['verb']} {step.element}{m['rest']}" if m and step.element else step.action
+    action = f"{m['verb']} {step.element}{m['rest']}" if m and step.element else step.action
+    return HistoryEntry(summary=thought_summary(step.thought), action=action)
 
 
-LAYOUTS: dict[str, Callable[[Step], str]] = {
-    "as recorded": as_recorded, "WebArena's": webarena, "element, no id": element_only}
+def past_tense(step: Step) -> HistoryEntry:
+    """In words, the element named, no id anywhere (policy/steps.py)."""
+    return HistoryEntry(summary=without_element_ids(thought_summary(step.thought)),
+                        action=step_words(parse_action(step.action), step.element))
+
+
+LAYOUTS: dict[str, Callable[[Step], HistoryEntry]] = {
+    "as recorded": as_recorded, "WebArena's": webarena, "element, no id": element_only, "past tense": past_tense}
 
 
 def elements_of(page: str) -> dict[int, str]:
@@ -152,20 +163,21 @@ def outcome(reply: str, state: State) -> str:
     return "a step's id" if element_id in state.step_ids else "another id"
 
 
-def messages_for(state: State, layout: Callable[[Step], str], config: GenerationConfig) -> list[ChatMessage]:
-    history = [HistoryEntry(summary=thought_summary(s.thought), action=layout(s)) for s in state.steps]
+def messages_for(state: State, layout: Callable[[Step], HistoryEntry], config: GenerationConfig) -> list[ChatMessage]:
+    history = [layout(s) for s in state.steps]
     data = GenerationInput(task=state.task, observation=state.page, url=state.url, history=history)
     return list(variation_messages(data, VARIATION, config))
 
 
-async def measure(settings: Settings, states: Sequence[State], samples: int) -> dict[str, Counter[str]]:
-    counts: dict[str, Counter[str]] = {name: Counter() for name in LAYOUTS}
+async def measure(settings: Settings, states: Sequence[State], samples: int,
+                  layouts: Sequence[str]) -> dict[str, Counter[str]]:
+    counts: dict[str, Counter[str]] = {name: Counter() for name in layouts}
     async with serve_local_model(settings, LocalServerConfig(context_tokens=CONTEXT_TOKENS)) as setup:
         config = GenerationConfig()
         config = config.model_copy(update={"prompt": config.prompt.fitted(setup.client.config)})
         for number, state in enumerate(states, 1):
-            for name, layout in LAYOUTS.items():
-                reply = await setup.client.complete(messages_for(state, layout, config), n=samples,
+            for name in layouts:
+                reply = await setup.client.complete(messages_for(state, LAYOUTS[name], config), n=samples,
                                                     temperature=config.temperature)
                 seen = [outcome(text, state) for text in reply.texts]
                 counts[name].update(seen)
@@ -191,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--states", type=int, default=16, help="states drawn from those that qualify")
     parser.add_argument("--samples", type=int, default=3, help="replies per state and layout")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--layout", action="append", choices=tuple(LAYOUTS), dest="layouts",
+                        help="a history layout to ask with (repeatable; default: all)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -198,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     states = random.Random(args.seed).sample(qualifying, min(args.states, len(qualifying)))
     log.info("%d of %d qualifying states", len(states), len(qualifying))
     settings = Settings.load()
-    counts = asyncio.run(measure(settings, states, args.samples))
+    counts = asyncio.run(measure(settings, states, args.samples, args.layouts or tuple(LAYOUTS)))
     sys.stdout.write(render(counts, len(states), args.samples) + "\n")
     if args.json:
         args.json.write_text(json.dumps({name: dict(seen) for name, seen in counts.items()}, indent=1))

@@ -18,6 +18,7 @@ from ..core.classes import ActionClassifier, Classification
 from ..core.tokens import approx_tokens
 from ..observation.locator import Locator
 from ..policy.prompts import PromptConfig
+from ..policy.steps import element_words, step_words, without_element_ids
 from ..protocol import ElementFacts
 from ..safety.secrets import SecretKeeper
 from ..store import RunStore
@@ -160,10 +161,29 @@ async def start_node(ctx: SearchContext) -> Node:
 
 
 def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
+    """The steps that led to `node` as policy prompts show them: in words, naming the element each acted on, with no
+    element id in the step or its reasoning (policy/steps.py: the next pages number their elements anew, and a small
+    model reuses the ids it is shown)."""
     # A secret typed after a thought was written is scrubbed from it too.
     # A node no action led to (where a resumed run found its tab) is not a step.
-    return [HistoryEntry(summary=thought_summary(ctx.secrets.scrub(n.thought)), action=n.action_text)
+    return [HistoryEntry(summary=without_element_ids(thought_summary(ctx.secrets.scrub(n.thought))),
+                         action=ctx.secrets.scrub(_step_words(n)))
             for n in ctx.state.tree.lineage(node.id)[1:] if n.action_text]
+
+
+def _step_words(node: Node) -> str:
+    """The step that led to `node`, in words; a resumed run's steps, whose action was not read back, as recorded."""
+    if node.action is None:
+        return node.action_text
+    return words_for(node.action, node.action_locator)
+
+
+def words_for(action: Action, locator: Locator | None) -> str:
+    """`action`, on the element `locator` found, as a history shows a step taken (policy/steps.py); as written when
+    the element it acted on is not known (a page read without its elements)."""
+    if locator is None:
+        return action.to_text() if action.element_id is not None else step_words(action)
+    return step_words(action, element_words(locator.role, locator.name))
 
 
 def thought_summary(thought: str) -> str:

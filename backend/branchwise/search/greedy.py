@@ -17,7 +17,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..actions import ActionParseError, Stop, parse_response
 from ..core.classes import ActionClass
 from ..policy.prompts import PromptConfig, build_cot_messages
-from .context import SearchContext, SearchOutcome, ensure_examples, record_step, start_node, with_examples
+from .context import (
+    SearchContext,
+    SearchOutcome,
+    ensure_examples,
+    record_step,
+    start_node,
+    target_locator,
+    with_examples,
+    words_for,
+)
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
@@ -113,9 +122,11 @@ class GreedySearch:
                         await _unjudged(ctx, step.node)
                     if step.node is not None and step.node.status != "dead":
                         invalid_in_a_row = 0
-                        # Said, so that a small model does not try the same thing again (it would, verbatim).
+                        # Said, so that a small model does not try the same thing again (it would, verbatim). In
+                        # words, without the element's id: the next page numbers its elements anew.
                         unchanged = step.node.state == node.state
-                        previous = item.action_text + (" (done, but the page did not change)" if unchanged else "")
+                        done = ctx.secrets.scrub(words_for(item.action, target_locator(node, item.action)))
+                        previous = done + (" (done, but the page did not change)" if unchanged else "")
                     else:
                         invalid_in_a_row += 1
                         error = ctx.steps[-1].error if step.node is not None else step.reason

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...actions import INFEASIBLE_ANSWER, Action, Click, GoBack, Scroll, Stop, Type
+from ...policy.steps import element_words
 from ..tasks import SolutionStep, TaskConfig
 from .page import TYPEABLE, Page
 from .progress import Position, Progress, same_action
@@ -102,7 +103,8 @@ def policy_reply(known: Known, page: Page, position: Position, wander: bool, rng
         return PolicyChoice(_cot("Simulated policy: this page is off the reference path; going back.", GoBack()),
                             "lost")
     assert index is not None
-    known.progress.remember(reference, index)
+    target = next((e for e in page.elements if e.id == reference.element_id), None)
+    known.progress.remember(reference, index, element_words(target.role, target.name) if target else "")
     thought = f"Simulated policy: reference step {index + 1} of {len(steps)}: {describe(steps[index])}."
     return PolicyChoice(_cot(thought, reference), "reference")
 

@@ -132,24 +132,24 @@ class SimulatedEngine:
         error, kind = self._spec.error_rate, request.kind
         if kind == "policy":
             page = parse_page(request.page)
-            position = known.progress.position(page, request.last_action, request.start)
+            position = known.progress.position(page, request.last_step, request.start)
             choices = [policy_reply(known, page, position, rng.random() < error, rng) for _ in range(n)]
             labels = sorted({c.label for c in choices})
             return [c.text for c in choices], f"policy: {'+'.join(labels)}"
         if kind == "value":
             page = parse_page(request.page)
-            position = known.progress.position(page, request.last_action, request.start)
+            position = known.progress.position(page, request.last_step, request.start)
             truth = value_truth(known, position, request.answer)
             text = value_reply(truth, rng.random() < error, rng)
             return [text] * n, "value"
         if kind == "reward":
             page = parse_page(request.page)
-            position = known.progress.position(page, request.last_action, request.start)
+            position = known.progress.position(page, request.last_step, request.start)
             right = action_right(known, page, position, request.proposed) != (rng.random() < error)
             return [reward_reply(known, position, right, prompt.last_user)] * n, "reward"
         if kind in ("planner", "controller", "extractor", "appraiser"):
             page = parse_page(request.page)
-            position = known.progress.position(page, request.last_action, request.start)
+            position = known.progress.position(page, request.last_step, request.start)
             wrong = rng.random() < error
             if kind == "planner":
                 return [plan_reply(known, position)] * n, kind

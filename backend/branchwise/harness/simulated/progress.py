@@ -22,20 +22,23 @@ _FILLS = frozenset({"type", "select_option"})
 _TICKS = frozenset({"checkbox", "radio"})
 _MASK = "•"
 
-# What identifies an action across prompts: kind, element and content (ids are unique per page load).
-Signature = tuple[str, int | None, str]
+# What identifies an action across prompts: kind, element and content. The element is its id (unique per page load)
+# where a prompt shows the action as written, or its words (`link 'Forums'`) where a policy prompt's history names it
+# so (policy/steps.py).
+Signature = tuple[str, int | str | None, str]
 
 
-def signature(action: Action) -> Signature:
-    """A typed secret shows masked in the histories the backend sends, so any typed secret matches the mask."""
+def signature(action: Action, element: str | None = None) -> Signature:
+    """`element`: the element's words, to identify the action by them instead of its id. A typed secret shows masked
+    in the histories the backend sends, so any typed secret matches the mask."""
     content = ""
     if isinstance(action, Type):
-        content = SECRET_MASK if _MASK in action.text else action.text
+        content = SECRET_MASK if action.secret or _MASK in action.text else action.text
     elif isinstance(action, SelectOption):
         content = "|".join(action.values)
     elif isinstance(action, Goto):
         content = action.url
-    return type(action).__name__, action.element_id, content
+    return type(action).__name__, action.element_id if element is None else element, content
 
 
 def same_action(proposed: Action, reference: Action) -> bool:
@@ -112,22 +115,26 @@ class Progress:
     steps: tuple[SolutionStep, ...]
     after: dict[Signature, int] = field(default_factory=dict)
 
-    def position(self, page: Page, last_action: Action | None, start: bool = False) -> Position:
-        """`start`: this is the task's starting page, where the reference solution begins."""
+    def position(self, page: Page, last_step: Signature | None, start: bool = False) -> Position:
+        """`last_step`: the action that led here, as the prompt shows it; `start`: this is the task's starting page,
+        where the reference solution begins."""
         if start:
             return Position(_skip_done(self.steps, page, 0), on_path=True)
-        remembered = self.after.get(signature(last_action)) if last_action is not None else None
+        remembered = self.after.get(last_step) if last_step is not None else None
         if remembered is not None:
             index = _skip_done(self.steps, page, remembered)
             if index == len(self.steps) or applicable(self.steps[index], page):
                 return Position(index, on_path=True)
         return Position(page_position(self.steps, page), on_path=False)
 
-    def remember(self, action: Action, index: int) -> None:
-        """`action` takes reference step `index`: a page it leads to stands at index + 1."""
-        self.after[signature(action)] = index + 1
-        if isinstance(action, Type):
-            self.after[signature(Type(action.element_id, SECRET_MASK, action.press_enter))] = index + 1
+    def remember(self, action: Action, index: int, element: str = "") -> None:
+        """`action` (on `element`, in words) takes reference step `index`: a page it leads to stands at index + 1."""
+        masked = Type(action.element_id, SECRET_MASK, action.press_enter) if isinstance(action, Type) else None
+        for known in (action, masked):
+            if known is not None:
+                self.after[signature(known)] = index + 1
+                if element:
+                    self.after[signature(known, element)] = index + 1
 
     def action(self, index: int, page: Page) -> Action | None:
         """Reference step `index` as an action on this page; None when its target is not on it."""

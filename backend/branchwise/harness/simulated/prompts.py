@@ -10,13 +10,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ...actions import Action, ActionParseError, parse_action
+from ...actions import SECRET_MASK, Action, ActionParseError, Stop, parse_action
 from ...chat_model import load_prompt, split_instructions
 from ...policy.prompts import NO_PREVIOUS_ACTION
 from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
 from ...search.webpilot import PLAN_FAILED
+from .progress import Signature, signature
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
                      "reflect", "appraiser", "controller", "extractor", "unknown"]
@@ -40,6 +41,20 @@ _MARKERS: tuple[tuple[PromptKind, str], ...] = (
 _NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
 _SEEN = " (seen: "
 _FAILED = " (it failed: "
+_UNCHANGED = " (done, but the page did not change)"
+_QUOTE = r"(?:'(?:[^'\\]|\\.)*'|\"[^\"]*\")"
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"([^\"]*)\"")
+# policy/steps.py's words for the actions that move through a task, each as the kind of action it is.
+_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"clicked (?P<element>.+)"), "Click"),
+    (re.compile(r"hovered over (?P<element>.+)"), "Hover"),
+    (re.compile(rf"typed (?P<text>{_QUOTE}) into (?P<element>.+?)(?: and pressed Enter)?"), "Type"),
+    (re.compile(rf"selected (?P<values>{_QUOTE}(?:, {_QUOTE})*) in (?P<element>.+)"), "SelectOption"),
+    (re.compile(r"pressed \S+(?: on (?P<element>.+))?"), "Press"),
+    (re.compile(r"scrolled (?:up|down)"), "Scroll"),
+    (re.compile(r"went to (?P<url>.+)"), "Goto"),
+    (re.compile(r"went back"), "GoBack"),
+)
 # Where each kind of prompt names the task (the rest of the prompt may quote other tasks: retrieved examples).
 _TASK_FIELDS = ("OBJECTIVE:", "User task:", "Task:", "question:", "Task_1 =")
 
@@ -74,9 +89,10 @@ def _between(text: str, start: str, end: str | None = None) -> str | None:
     return rest.strip()
 
 
-def _last_action(block: str | None) -> Action | None:
-    """The last action of a history block: one action (`PREVIOUS ACTION: click [3]`) or a numbered list. Stops are
-    skipped (a stop does not move the browser), and so is anything unreadable (`None`, a note about a bad answer)."""
+def _last_step(block: str | None) -> Signature | None:
+    """The last action of a history block: one action (`PREVIOUS ACTION: clicked link 'Orders'`) or a numbered list,
+    written as an action (`click [3]`) or in words (policy/steps.py). Stops are skipped (a stop does not move the
+    browser), and so is anything unreadable (`None`, a note about a bad answer)."""
     if not block:
         return None
     lines = [line.strip() for line in block.splitlines() if line.strip()]
@@ -85,14 +101,43 @@ def _last_action(block: str | None) -> Action | None:
             return None  # greedy's note on an action the page refused: it was not taken
         numbered = _NUMBERED.match(line)
         text = numbered["action"] if numbered else line
-        if _SEEN in text:
-            text = text[: text.index(_SEEN)]
-        try:
-            action = parse_action(text)
-        except ActionParseError:
+        for note in (_SEEN, _UNCHANGED):
+            if note in text:
+                text = text[: text.index(note)]
+        step = _step_in_words(text)
+        if step is None:
+            try:
+                action = parse_action(text)
+            except ActionParseError:
+                continue
+            step = None if isinstance(action, Stop) else signature(action)
+        if step is not None:
+            return step
+    return None
+
+
+def _unquoted(text: str) -> list[str]:
+    """The strings `observation.render.quote` wrote into `text`."""
+    return [m[1].replace("\\'", "'") if m[1] is not None else m[2] for m in _QUOTED.finditer(text)]
+
+
+def _step_in_words(text: str) -> Signature | None:
+    """A step as policy/steps.py writes it, as the signature of the action on the element it names; None for any
+    other text (an answer given, or an action as written)."""
+    for pattern, kind in _WORDS:
+        m = pattern.fullmatch(text)
+        if m is None:
             continue
-        if type(action).__name__ != "Stop":
-            return action
+        found = m.groupdict()
+        element = found.get("element")
+        if kind == "Type":
+            typed = _unquoted(found["text"])[0] if _unquoted(found["text"]) else ""
+            content = SECRET_MASK if "•" in typed else typed
+        elif kind == "SelectOption":
+            content = "|".join(_unquoted(found["values"]))
+        else:
+            content = found.get("url") or ""
+        return kind, element, content
     return None
 
 
@@ -109,8 +154,8 @@ class Request:
 
     kind: PromptKind
     page: str = ""
-    # The action that led to this page; None on the starting page (or when the prompt does not say).
-    last_action: Action | None = None
+    # The action that led to this page, as the prompt shows it; None on the starting page (or when it does not say).
+    last_step: Signature | None = None
     # No action has been taken yet: the task's starting page.
     start: bool = False
     # The task as the prompt states it (its first line: a rephrasing or examples may follow).
@@ -150,19 +195,19 @@ def _read(prompt: Prompt) -> Request:
         # The last turn showing a page: a retry after an invalid answer adds turns without one.
         turn = next((m.text for m in reversed(prompt.messages) if m.role == "user" and "OBSERVATION:" in m.text), "")
         history = _between(turn, "PREVIOUS ACTION:")
-        return Request(kind, page=turn, last_action=_last_action(history), start=history == NO_PREVIOUS_ACTION)
+        return Request(kind, page=turn, last_step=_last_step(history), start=history == NO_PREVIOUS_ACTION)
     user = prompt.last_user
     if kind == "value":
         history = _between(user, "Actions taken so far:", "Agent's answer to the user:")
         answer = _between(user, "Agent's answer to the user:", "\nCurrent URL:")
         return Request(kind, page=_between(user, "Current page (accessibility tree):") or "",
-                       last_action=_last_action(history), start=history == NO_HISTORY,
+                       last_step=_last_step(history), start=history == NO_HISTORY,
                        answer=None if answer in (None, NO_ANSWER) else answer)
     if kind == "reward":
         history = _between(user, "Previous steps:", "\nCurrent page")
         proposed = (_between(user, "\nACTION:") or "").splitlines()
         return Request(kind, page=_between(user, "Current page", "\nChecklist (") or "",
-                       last_action=_last_action(history), start=history == NO_TRAJECTORY,
+                       last_step=_last_step(history), start=history == NO_TRAJECTORY,
                        proposed=_parse(proposed[0] if proposed else None))
     if kind in ("planner", "appraiser", "controller", "extractor", "reflect"):
         return _read_webpilot(kind, _agent_turn(prompt))
@@ -183,9 +228,10 @@ def _read_webpilot(kind: PromptKind, user: str) -> Request:
     subtask = (_between(agent, "Subtask:", "\n") or "").strip()
     page = "URL: " + (_between(head, "Current URL:") or "")
     if kind == "controller":
-        last = _last_action(_between(agent, "Actions taken for this subtask:", "\n\n"))
+        last = _last_step(_between(agent, "Actions taken for this subtask:", "\n\n"))
     else:
-        last = _parse((_between(agent, "Action taken:", "\n") or "").strip())
+        taken = _parse((_between(agent, "Action taken:", "\n") or "").strip())
+        last = signature(taken) if taken is not None else None
     # The first plan is made on the task's starting page; a refined one says the earlier plan did not work out.
     first_plan = kind == "planner" and PLAN_FAILED not in user
-    return Request(kind, page=page, last_action=last, start=first_plan, subtask=subtask)
+    return Request(kind, page=page, last_step=last, start=first_plan, subtask=subtask)
