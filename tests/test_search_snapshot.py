@@ -192,6 +192,36 @@ def test_focus_moving_is_not_a_change(form: PageView) -> None:
     assert compare_snapshot(form, None, live)[0].ok
 
 
+def test_a_native_select_left_open_is_not_a_change(form: PageView) -> None:
+    """A click opens Chromium's own popup for a <select> (a combobox with a `menu` popup) in a visible tab, never in
+    the background tab a replay runs in: open or closed, it is the same page."""
+    assert form.elements[eid(form, "combobox", "Country")].props.get("hasPopup") == "menu"
+    live = edited("form", set_prop("combobox", "Country", "expanded", True))
+    assert live.elements[eid(live, "combobox", "Country")].props.get("expanded") == "True"
+    for role, name in (("combobox", "Country"), ("button", "Place order")):
+        assert check(form, role, name, live)[0].ok
+    assert compare_snapshot(form, None, live)[0].ok
+    assert outline(form) == outline(live)
+
+
+def test_a_custom_combobox_that_opens_is_a_change(form: PageView) -> None:
+    """A scripted combobox (its popup a listbox) shows its options in the page: a replay must open it too."""
+    def listbox_open(obs: Observation) -> None:
+        node = ax_node(obs, "combobox", "Country")
+        node.properties = [p for p in node.properties if p.name not in ("hasPopup", "expanded")]
+        node.properties += [AXProperty(name="hasPopup", value=AXValue(type="token", value="listbox")),
+                            AXProperty(name="expanded", value=AXValue(type="booleanOrUndefined", value=True))]
+
+    def listbox(obs: Observation) -> None:
+        listbox_open(obs)
+        set_prop("combobox", "Country", "expanded", False)(obs)
+
+    stored, live = edited("form", listbox), edited("form", listbox_open)
+    match = check(stored, "combobox", "Country", live)[0]
+    assert not match.ok and "expanded False -> True" in match.reason
+    assert not compare_snapshot(stored, None, live)[0].ok
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Must not match
 
