@@ -132,7 +132,7 @@ def test_approved_add_to_cart_runs_once_and_search_goes_on_from_the_cart(
     # Everything before the change to the site is out of reach (the frontier was cleared); the cart page is the root.
     assert f"#0 (start) {shop.base_url}/product/{product.id}" in shown
     start_line = next(line for line in shown.splitlines() if "#0 (start)" in line)
-    assert start_line.rstrip().endswith("invalid")
+    assert start_line.rstrip().endswith("invalid (left behind: #1 changed the site)")
     assert "#1 click [" in shown and "[destructive]" in shown
     assert "Chosen trajectory:\n  1. #1 click [" in shown and "2. #2 stop [Added" in shown
     assert shown.count("approved by user (terminal)") == 1, "the approved action is listed once"
