@@ -4,6 +4,7 @@ step, and how a reply is sorted."""
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from branchwise.bench.history_ids import (
     load_states,
     messages_for,
     outcome,
+    reply_record,
 )
 from branchwise.search.generate import GenerationConfig, HistoryEntry
 from branchwise.store import NodeRecord, RunRecord, RunStore, default_store_path
@@ -91,3 +93,11 @@ def test_the_prompt_differs_between_layouts_only_in_its_history(tmp_path: Path) 
     heads = {text[: text.index("PREVIOUS ACTION:")] for text in last.values()}
     assert len(heads) == 1 and FORUMS in heads.pop()
     assert len({str(messages[:-1]) for messages in prompts.values()}) == 1
+
+
+def test_a_reply_is_kept_with_its_state_layout_and_outcome(tmp_path: Path) -> None:
+    [state] = load_states(store_with(tmp_path, [node(0, None, HOME), node(1, 0, FORUMS, "click [88]")]))
+    line = reply_record(state, "past tense", "unparseable", "I clicked link 'f/nyc'.")
+    assert line.endswith("\n") and json.loads(line) == {
+        "run_id": "r1", "node_id": 1, "layout": "past tense", "outcome": "unparseable",
+        "reply": "I clicked link 'f/nyc'."}

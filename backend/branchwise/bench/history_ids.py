@@ -2,7 +2,7 @@
 element ids on a page where they no longer exist?
 
     python -m branchwise.bench.history_ids STORE [--states 16] [--samples 3] [--seed 0] [--layout NAME ...]
-        [--json PATH]
+        [--json PATH] [--replies PATH]
 
 STORE is a run store (`runs.sqlite3`, or gzipped as the committed real-model run's). Its pages are real ones a real
 run saw: a state qualifies when a step on its way here acted on an element whose id the state's page does not have (so
@@ -169,8 +169,16 @@ def messages_for(state: State, layout: Callable[[Step], HistoryEntry], config: G
     return list(variation_messages(data, VARIATION, config))
 
 
-async def measure(settings: Settings, states: Sequence[State], samples: int,
-                  layouts: Sequence[str]) -> dict[str, Counter[str]]:
+def reply_record(state: State, layout: str, seen: str, text: str) -> str:
+    """One reply as a JSON line of `--replies`, to read what the model wrote (an unparseable answer, say)."""
+    return json.dumps({"run_id": state.run_id, "node_id": state.node_id, "layout": layout, "outcome": seen,
+                       "reply": text}) + "\n"
+
+
+async def measure(settings: Settings, states: Sequence[State], samples: int, layouts: Sequence[str],
+                  replies: Path | None = None) -> dict[str, Counter[str]]:
+    """Each state's prompt in each layout, answered `samples` times; `replies`: a JSON-lines file every reply is
+    added to as it comes."""
     counts: dict[str, Counter[str]] = {name: Counter() for name in layouts}
     async with serve_local_model(settings, LocalServerConfig(context_tokens=CONTEXT_TOKENS)) as setup:
         config = GenerationConfig()
@@ -181,6 +189,9 @@ async def measure(settings: Settings, states: Sequence[State], samples: int,
                                                     temperature=config.temperature)
                 seen = [outcome(text, state) for text in reply.texts]
                 counts[name].update(seen)
+                if replies is not None:
+                    with replies.open("a", encoding="utf-8") as out:
+                        out.writelines(reply_record(state, name, o, t) for o, t in zip(seen, reply.texts, strict=True))
                 log.info("state %d/%d (%s #%d), %s: %s", number, len(states), state.run_id, state.node_id, name,
                          ", ".join(seen))
     return counts
@@ -205,14 +216,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layout", action="append", choices=tuple(LAYOUTS), dest="layouts",
                         help="a history layout to ask with (repeatable; default: all)")
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--json", type=Path, help="write the counts here")
+    parser.add_argument("--replies", type=Path, help="add every reply here, one JSON line each")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     qualifying = load_states(args.store)
     states = random.Random(args.seed).sample(qualifying, min(args.states, len(qualifying)))
     log.info("%d of %d qualifying states", len(states), len(qualifying))
     settings = Settings.load()
-    counts = asyncio.run(measure(settings, states, args.samples, args.layouts or tuple(LAYOUTS)))
+    counts = asyncio.run(measure(settings, states, args.samples, args.layouts or tuple(LAYOUTS), args.replies))
     sys.stdout.write(render(counts, len(states), args.samples) + "\n")
     if args.json:
         args.json.write_text(json.dumps({name: dict(seen) for name, seen in counts.items()}, indent=1))
