@@ -172,7 +172,8 @@ def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
 
 
 def _step_words(node: Node) -> str:
-    """The step that led to `node`, in words; a resumed run's steps, whose action was not read back, as recorded."""
+    """The step that led to `node`, in words (as recorded where its action or element is not known: a resumed run's
+    steps)."""
     if node.action is None:
         return node.action_text
     return words_for(node.action, node.action_locator)

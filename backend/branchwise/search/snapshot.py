@@ -56,6 +56,7 @@ def _volatile(element: ElementInfo, name: str) -> bool:
     return name in _VOLATILE_PROPS or (name == "expanded" and element.role == "combobox"
                                        and element.props.get("hasPopup") == "menu")
 
+
 # Actions whose element_id is a field; the others have an element_id property that is always None.
 _TARGETED = (Click, Hover, Type, Press, SelectOption)
 

@@ -131,7 +131,7 @@ def _step_in_words(text: str) -> Signature | None:
         found = m.groupdict()
         element = found.get("element")
         if kind == "Type":
-            typed = _unquoted(found["text"])[0] if _unquoted(found["text"]) else ""
+            typed = next(iter(_unquoted(found["text"])), "")
             content = SECRET_MASK if "•" in typed else typed
         elif kind == "SelectOption":
             content = "|".join(_unquoted(found["values"]))
