@@ -74,6 +74,8 @@ def test_the_layouts_write_a_step_with_its_id_with_both_or_with_the_element_alon
 
 def test_elements_are_read_with_either_quote() -> None:
     assert elements_of(HOME) == {1: "RootWebArea 'Forum'", 88: "link 'Forums'", 89: "link \"Bob's page\""}
+    both = "[5] link 'Say \\'hi\\' \"now\"'"
+    assert elements_of(both) == {5: "link 'Say \\'hi\\' \"now\"'"}, "read back as quote() wrote it"
 
 
 def test_replies_are_sorted_by_what_their_action_targets(tmp_path: Path) -> None:

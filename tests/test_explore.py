@@ -117,6 +117,10 @@ def test_an_episode_runs_only_what_changes_nothing_and_keeps_what_scored_well(tm
     assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
     assert "was not run: exploring never uses sign-up, sign-in or subscribe controls" in prompts[1].last
     assert "`click [3]` was not run: it is destructive" in prompts[3].last
+    # The steps taken are told in words, the element named and its id (Books' numbering, not Orchard's) left out.
+    at_orchard = [p.last for p in prompts if "URL: " + ORCHARD_URL in p.last]
+    assert at_orchard and "\n1. clicked link 'Books'" in at_orchard[0]
+    assert "\n2. clicked link 'Orchard'" in at_orchard[0]
     [demo] = episode.demos
     assert demo.site == "books.example" and demo.persona == "a careful reader" and demo.score == 5
     assert demo.instruction == "Find when The Quiet Orchard was published"

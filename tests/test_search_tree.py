@@ -131,6 +131,9 @@ def test_reroot_invalidates_everything_outside_the_new_subtree() -> None:
     }
     assert tree[2].note == "left behind: #1 changed the site"
     assert tree[3].note == "", "a node that stays in the tree keeps no note"
+    tree[4].note = "failed: the element is no longer on the page"
+    tree.reroot(3)
+    assert tree[4].note == "failed: the element is no longer on the page; left behind: #3 changed the site"
 
 
 def test_reroot_keeps_terminal_answers_outside_the_subtree() -> None:

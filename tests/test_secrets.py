@@ -19,6 +19,7 @@ from branchwise.agent.records import RunResult, StepRecord
 from branchwise.core.classes import ActionClass, Classification
 from branchwise.llm import LLMClient, LLMConfig
 from branchwise.observation import PageView, process
+from branchwise.observation.locator import Locator
 from branchwise.protocol import ActResult, BrowserCmd, ElementRef, Observation, TypeCmd
 from branchwise.safety.secrets import (
     SecretKeeper,
@@ -29,6 +30,7 @@ from branchwise.safety.secrets import (
     types_secret,
 )
 from branchwise.scripted_model import Rule, Script, ScriptedModelServer
+from branchwise.search.context import words_for
 from branchwise.search.generate import GenerationConfig, GenerationInput, Variation, generate_candidates
 from branchwise.search.roles import RoleModel
 from branchwise.search.trace import SearchTrace
@@ -383,12 +385,15 @@ def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of
     keeper = SecretKeeper()
     said = f"The password is {PASSWORD}"
     stop = Node(id=1, parent_id=0, depth=1, url="http://site/login", action_text=f"stop [{said}]", answer=said)
+    refused = Node(id=2, parent_id=0, depth=1, url="http://site/login", action_text="click [3]", status="invalid",
+                   note=f"not run: {said} is not on the page")
 
     async def main(store: RunStore) -> None:
         trace = SearchTrace("r5", "best_first", Collected(), store, secrets=keeper)
         # A candidate stop, classified and stored while the password was not yet known to be one.
         await trace.classified(0, stop.action_text, Classification(ActionClass.TERMINATING, ("it ends the run",)))
         await trace.node(stop)
+        await trace.node(refused)
         keeper.seal(Type(element_id=password, text=PASSWORD, press_enter=True), "", form)  # a sibling types it
         await trace.writer.finish("finished", said, scrub=keeper.scrub)
 
@@ -398,5 +403,18 @@ def test_an_answer_proposed_before_the_run_learns_a_secret_is_stored_scrubbed_of
         asyncio.run(main(store))
         run = store.load_run("r5")
     assert run.nodes[0].answer == run.run.answer == f"The password is {SECRET_MASK}"
+    assert run.nodes[1].note == f"not run: The password is {SECRET_MASK} is not on the page"
     assert run.classifications[0].action_text == run.nodes[0].action_text == f"stop [The password is {SECRET_MASK}]"
     assert PASSWORD not in dump_store(store_path)
+
+
+def test_a_secret_typed_again_is_masked_in_the_history_though_quoting_would_escape_it(form: PageView) -> None:
+    """A password holding both quote kinds, once typed into its field, is typed again into a field that is not a
+    secret one: the history tells that step in words, and quoting the text would escape it out of scrub's reach."""
+    secret = "a'b\"c-9f"
+    keeper = SecretKeeper()
+    keeper.seal(Type(element(form, "textbox", "Password"), secret, press_enter=False), "", form)
+    notes = Locator(role="textbox", name="Notes", occurrence=0)
+    told = words_for(Type(element(form, "textbox", "Notes"), f"pw {secret}", press_enter=False), notes, keeper.scrub)
+    assert told == f"typed 'pw {SECRET_MASK}' into textbox 'Notes'"
+    assert "b\\'" not in told and "9f" not in told

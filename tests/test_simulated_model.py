@@ -16,13 +16,17 @@ from pydantic import SecretStr
 from branchwise.actions import (
     Action,
     Click,
+    CloseTab,
     GoBack,
+    GoForward,
     Goto,
     Hover,
+    NewTab,
     Press,
     Scroll,
     SelectOption,
     Stop,
+    TabFocus,
     Type,
     parse_response,
 )
@@ -71,11 +75,13 @@ def prompt(messages: Sequence[ChatMessage]) -> Prompt:
     return Prompt(tuple(PromptMessage(m.role, m.content) for m in messages))
 
 
-def policy_prompt(task: TaskConfig, page: str, history: Sequence[str] = (), greedy: bool = False) -> Prompt:
+def policy_prompt(task: TaskConfig, page: str, history: Sequence[str] = (), greedy: bool = False,
+                  seen: str = "") -> Prompt:
+    """`seen`: what each step of a search's history says its page showed."""
     if greedy:
         previous = history[-1] if history else None
     else:
-        previous = history_text([HistoryEntry("", a) for a in history], 5)
+        previous = history_text([HistoryEntry(seen, a) for a in history], 5)
     return prompt(build_cot_messages(task.intent, page, parse_page(page).url, previous))
 
 
@@ -155,13 +161,15 @@ def test_a_remembered_step_decides_the_position_and_a_masked_secret_still_matche
 @pytest.mark.parametrize("action", [
     Click(7), Hover(7), Type(7, "it's \"x\"", press_enter=True), Type(7, "x", press_enter=False),
     Type(7, "s3cret", press_enter=False, secret=True), Press("Enter", 7), Press("Enter"),
-    SelectOption(7, ("Price: low to high", "a, b")), Scroll("up"), Goto("http://x/a b"), GoBack()])
+    SelectOption(7, ("Price: low to high", "a, b")), Scroll("up"), Goto("http://x/a b"), GoBack(), GoForward(),
+    NewTab(), NewTab("http://x/"), TabFocus(1), CloseTab()])
 def test_a_history_in_words_is_read_as_the_step_it_names(tasks: dict[int, TaskConfig], action: Action) -> None:
     """The simulated model reads policy/steps.py's words back as the step they name, so it knows where it is."""
     element = "link \"Bob's page\""
     words = step_words(action, element if action.element_id is not None else "")
     page = page_text("shop_checkout")
-    request = read_request(policy_prompt(tasks[1037], page, [words]))
+    request = read_request(policy_prompt(tasks[1037], page, ["clicked link 'Home'", words], seen="A page (2 items)."))
+    assert "2. " + words + " (seen: A page (2 items).)" in request.page
     assert request.last_step == signature(action, element if action.element_id is not None else None), words
     greedy = read_request(policy_prompt(tasks[1037], page, [words + " (done, but the page did not change)"],
                                         greedy=True))

@@ -49,6 +49,7 @@ CONTEXT_TOKENS = 4096  # as `make bench-real` serves the model
 VARIATION = Variation(name="history-5", history=5)
 OUTCOMES = ("on the page", "a step's id", "another id", "no element", "unparseable")
 _TARGETED = re.compile(r"^(?P<verb>click|hover|type|press|select_option) \[(?P<id>\d+)\](?P<rest>.*)$", re.S)
+_ESCAPED_QUOTE = "\\'"  # how `quote` writes a ' inside a '-quoted name
 _LINE = re.compile(r"^\s*\[(\d+)\] (\S+) (?:'((?:[^'\\]|\\.)*)'|\"([^\"]*)\")", re.M)
 
 
@@ -107,7 +108,11 @@ LAYOUTS: dict[str, Callable[[Step], HistoryEntry]] = {
 
 def elements_of(page: str) -> dict[int, str]:
     """`[88] link 'Forums'` lines of a page as {88: "link 'Forums'"}."""
-    return {int(m[1]): f"{m[2]} {quote(m[3] if m[3] is not None else m[4])}" for m in _LINE.finditer(page)}
+    return {int(m[1]): f"{m[2]} {quote(_name(m))}" for m in _LINE.finditer(page)}
+
+
+def _name(line: re.Match[str]) -> str:
+    return line[3].replace(_ESCAPED_QUOTE, "'") if line[3] is not None else line[4]
 
 
 def load_states(store: Path) -> list[State]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from ..actions import Action
+from ..actions import Action, Type
 from ..agent.env import BrowserEnv, EnvView, ExecResult
 from ..agent.records import StepRecord
 from ..agent.reporting import RunReporter
@@ -164,27 +164,31 @@ def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     """The steps that led to `node` as policy prompts show them: in words, naming the element each acted on, with no
     element id in the step or its reasoning (policy/steps.py: the next pages number their elements anew, and a small
     model reuses the ids it is shown)."""
+    tree = ctx.state.tree
     # A secret typed after a thought was written is scrubbed from it too.
     # A node no action led to (where a resumed run found its tab) is not a step.
     return [HistoryEntry(summary=without_element_ids(thought_summary(ctx.secrets.scrub(n.thought))),
-                         action=ctx.secrets.scrub(_step_words(n)))
-            for n in ctx.state.tree.lineage(node.id)[1:] if n.action_text]
+                         action=_step_words(ctx, n, tree.nodes.get(n.parent_id) if n.parent_id is not None else None))
+            for n in tree.lineage(node.id)[1:] if n.action_text]
 
 
-def _step_words(node: Node) -> str:
-    """The step that led to `node`, in words (as recorded where its action or element is not known: a resumed run's
-    steps)."""
+def _step_words(ctx: SearchContext, node: Node, parent: Node | None) -> str:
+    """The step that led to `node`, in words (as recorded where its action is not known)."""
     if node.action is None:
         return node.action_text
-    return words_for(node.action, node.action_locator)
+    locator = node.action_locator or (target_locator(parent, node.action) if parent is not None else None)
+    return words_for(node.action, locator, ctx.secrets.scrub)
 
 
-def words_for(action: Action, locator: Locator | None) -> str:
+def words_for(action: Action, locator: Locator | None, scrub: Callable[[str], str]) -> str:
     """`action`, on the element `locator` found, as a history shows a step taken (policy/steps.py); as written when
-    the element it acted on is not known (a page read without its elements)."""
+    the element it acted on is not known (a page read without its elements, a resumed run's steps). `scrub` masks
+    the run's secrets, in typed text before it is quoted (quoting may escape what it would find)."""
+    if isinstance(action, Type) and not action.secret and scrub(action.text) != action.text:
+        action = replace(action, text=scrub(action.text))
     if locator is None:
-        return action.to_text() if action.element_id is not None else step_words(action)
-    return step_words(action, element_words(locator.role, locator.name))
+        return scrub(action.to_text() if action.element_id is not None else step_words(action))
+    return scrub(step_words(action, element_words(locator.role, locator.name)))
 
 
 def thought_summary(thought: str) -> str:

@@ -125,7 +125,7 @@ class GreedySearch:
                         # Said, so that a small model does not try the same thing again (it would, verbatim). In
                         # words, without the element's id: the next page numbers its elements anew.
                         unchanged = step.node.state == node.state
-                        done = ctx.secrets.scrub(words_for(item.action, target_locator(node, item.action)))
+                        done = words_for(item.action, target_locator(node, item.action), ctx.secrets.scrub)
                         previous = done + (" (done, but the page did not change)" if unchanged else "")
                     else:
                         invalid_in_a_row += 1

@@ -156,7 +156,8 @@ class SearchTree:
         keep = {n.id for n in self.subtree(node_id)}
         for node in self.nodes.values():
             if node.id not in keep and node.status not in ("terminal",):
-                node.status, node.note = "invalid", f"left behind: #{node_id} changed the site"
+                left = f"left behind: #{node_id} changed the site"
+                node.status, node.note = "invalid", f"{node.note}; {left}" if node.note else left
         self.root_id = node_id
 
     def subtree(self, node_id: int) -> Iterator[Node]:

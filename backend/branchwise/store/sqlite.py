@@ -484,9 +484,9 @@ class RunStore:
                   _ts(r.created_at)) for r in records])
 
     def scrub_run(self, run_id: str, scrub: Callable[[str], str], ended: bool = False) -> int:
-        """Pass the run's stored actions, thoughts, answers and model replies through `scrub` again, for the secrets the
-        run learnt after they were written (a password the model wrote down a step before it typed it, or a stop's
-        answer proposed before a sibling candidate typed one); returns how many rows changed. Once the run has
+        """Pass the run's stored actions, thoughts, answers, notes and model replies through `scrub` again, for the
+        secrets the run learnt after they were written (a password the model wrote down a step before it typed it, or
+        a stop's answer proposed before a sibling candidate typed one); returns how many rows changed. Once the run has
         `ended`, the actions its classifications and audit log name too (while it goes on, a decision finds its
         verdict, and a resume the action in flight, by that text)."""
         with self._lock, self._transaction():
@@ -499,13 +499,13 @@ class RunStore:
                     self._conn.executemany(f"UPDATE {table} SET action_text = ? WHERE id = ?", rows)
                     changed += len(rows)
             nodes = []
-            for row in self._conn.execute("SELECT node_id, action_text, thought, answer FROM nodes WHERE run_id = ?",
-                                          (run_id,)):
-                stored = (row["action_text"], row["thought"], row["answer"])
+            for row in self._conn.execute("SELECT node_id, action_text, thought, answer, note FROM nodes "
+                                          "WHERE run_id = ?", (run_id,)):
+                stored = (row["action_text"], row["thought"], row["answer"], row["note"])
                 texts = tuple(scrub(text) if text else text for text in stored)
                 if texts != stored:
                     nodes.append((*texts, run_id, row["node_id"]))
-            self._conn.executemany("UPDATE nodes SET action_text = ?, thought = ?, answer = ? "
+            self._conn.executemany("UPDATE nodes SET action_text = ?, thought = ?, answer = ?, note = ? "
                                    "WHERE run_id = ? AND node_id = ?", nodes)
             calls = []
             for row in self._conn.execute("SELECT id, replies FROM model_calls WHERE run_id = ?", (run_id,)):

@@ -20,7 +20,8 @@ from .page import Element, Page
 _PLACEHOLDER = re.compile(r"__[A-Z_]+__")
 _FILLS = frozenset({"type", "select_option"})
 _TICKS = frozenset({"checkbox", "radio"})
-_MASK = "•"
+# What a masked value or typed secret is made of, as the backend shows it.
+MASK_CHAR = "•"
 
 # What identifies an action across prompts: kind, element and content. The element is its id (unique per page load)
 # where a prompt shows the action as written, or its words (`link 'Forums'`) where a policy prompt's history names it
@@ -33,7 +34,7 @@ def signature(action: Action, element: str | None = None) -> Signature:
     in the histories the backend sends, so any typed secret matches the mask."""
     content = ""
     if isinstance(action, Type):
-        content = SECRET_MASK if action.secret or _MASK in action.text else action.text
+        content = SECRET_MASK if action.secret or MASK_CHAR in action.text else action.text
     elif isinstance(action, SelectOption):
         content = "|".join(action.values)
     elif isinstance(action, Goto):
@@ -76,7 +77,7 @@ def done(step: SolutionStep, page: Page) -> bool:
         return False
     if step.action in _FILLS:
         value = (element.value or "").strip()
-        return value == (step.text or "").strip() or (_MASK in value and step.action == "type")
+        return value == (step.text or "").strip() or (MASK_CHAR in value and step.action == "type")
     return step.action == "click" and element.role in _TICKS and element.checked
 
 

@@ -17,7 +17,7 @@ from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
 from ...search.webpilot import PLAN_FAILED
-from .progress import Signature, signature
+from .progress import MASK_CHAR, Signature, signature
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
                      "reflect", "appraiser", "controller", "extractor", "unknown"]
@@ -44,7 +44,7 @@ _FAILED = " (it failed: "
 _UNCHANGED = " (done, but the page did not change)"
 _QUOTE = r"(?:'(?:[^'\\]|\\.)*'|\"[^\"]*\")"
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"([^\"]*)\"")
-# policy/steps.py's words for the actions that move through a task, each as the kind of action it is.
+# policy/steps.py's words for each kind of action a history holds (a stop ends it).
 _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"clicked (?P<element>.+)"), "Click"),
     (re.compile(r"hovered over (?P<element>.+)"), "Hover"),
@@ -54,6 +54,10 @@ _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"scrolled (?:up|down)"), "Scroll"),
     (re.compile(r"went to (?P<url>.+)"), "Goto"),
     (re.compile(r"went back"), "GoBack"),
+    (re.compile(r"went forward"), "GoForward"),
+    (re.compile(r"opened a new tab(?: at .+)?"), "NewTab"),
+    (re.compile(r"switched to tab \d+"), "TabFocus"),
+    (re.compile(r"closed the tab"), "CloseTab"),
 )
 # Where each kind of prompt names the task (the rest of the prompt may quote other tasks: retrieved examples).
 _TASK_FIELDS = ("OBJECTIVE:", "User task:", "Task:", "question:", "Task_1 =")
@@ -132,7 +136,7 @@ def _step_in_words(text: str) -> Signature | None:
         element = found.get("element")
         if kind == "Type":
             typed = next(iter(_unquoted(found["text"])), "")
-            content = SECRET_MASK if "•" in typed else typed
+            content = SECRET_MASK if MASK_CHAR in typed else typed
         elif kind == "SelectOption":
             content = "|".join(_unquoted(found["values"]))
         else:
