@@ -31,14 +31,15 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..actions import ActionParseError, parse_action, parse_response
+from ..harness.simulated.page import parse_page
 from ..llm import ChatMessage
 from ..local_model import LocalServerConfig
 from ..models import serve_local_model
-from ..observation.render import quote
-from ..policy.steps import step_words, without_element_ids
+from ..policy.steps import element_words, step_words, without_element_ids
 from ..search.context import thought_summary
 from ..search.generate import GenerationConfig, GenerationInput, HistoryEntry, Variation, variation_messages
 from ..settings import Settings
@@ -49,8 +50,6 @@ CONTEXT_TOKENS = 4096  # as `make bench-real` serves the model
 VARIATION = Variation(name="history-5", history=5)
 OUTCOMES = ("on the page", "a step's id", "another id", "no element", "unparseable")
 _TARGETED = re.compile(r"^(?P<verb>click|hover|type|press|select_option) \[(?P<id>\d+)\](?P<rest>.*)$", re.S)
-_ESCAPED_QUOTE = "\\'"  # how `quote` writes a ' inside a '-quoted name
-_LINE = re.compile(r"^\s*\[(\d+)\] (\S+) (?:'((?:[^'\\]|\\.)*)'|\"([^\"]*)\")", re.M)
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,11 @@ class State:
     page: str
     steps: tuple[Step, ...]
 
-    @property
+    @cached_property
     def page_ids(self) -> frozenset[int]:
-        return frozenset(int(m[1]) for m in _LINE.finditer(self.page))
+        return frozenset(elements_of(self.page))
 
-    @property
+    @cached_property
     def step_ids(self) -> frozenset[int]:
         return frozenset(int(m["id"]) for s in self.steps if (m := _TARGETED.match(s.action)))
 
@@ -107,12 +106,8 @@ LAYOUTS: dict[str, Callable[[Step], HistoryEntry]] = {
 
 
 def elements_of(page: str) -> dict[int, str]:
-    """`[88] link 'Forums'` lines of a page as {88: "link 'Forums'"}."""
-    return {int(m[1]): f"{m[2]} {quote(_name(m))}" for m in _LINE.finditer(page)}
-
-
-def _name(line: re.Match[str]) -> str:
-    return line[3].replace(_ESCAPED_QUOTE, "'") if line[3] is not None else line[4]
+    """`[88] link 'Forums'` lines of a page as {88: "link 'Forums'"}, in the words a history names them by."""
+    return {e.id: element_words(e.role, e.name) for e in parse_page(page).elements}
 
 
 def load_states(store: Path) -> list[State]:

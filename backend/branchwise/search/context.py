@@ -184,7 +184,7 @@ def words_for(action: Action, locator: Locator | None, scrub: Callable[[str], st
     """`action`, on the element `locator` found, as a history shows a step taken (policy/steps.py); as written when
     the element it acted on is not known (a page read without its elements, a resumed run's steps). `scrub` masks
     the run's secrets, in typed text before it is quoted (quoting may escape what it would find)."""
-    if isinstance(action, Type) and not action.secret and scrub(action.text) != action.text:
+    if isinstance(action, Type) and not action.secret:
         action = replace(action, text=scrub(action.text))
     if locator is None:
         return scrub(action.to_text() if action.element_id is not None else step_words(action))

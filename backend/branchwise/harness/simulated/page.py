@@ -6,9 +6,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-# `[12] link 'Home'`, `[3] textbox "Bob's notes" value: 'x' focused: True`, names quoted as observation/render quotes.
-_LINE = re.compile(r"^\t*\[(?P<id>\d+)\] (?P<role>\S+) (?P<name>'(?:[^'\\]|\\.)*'|\"[^\"]*\")(?P<rest>.*)$")
-_VALUE = re.compile(r"^ value: (?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|\S+)")
+# A text as observation/render's `quote` writes it: in single quotes (a ' inside escaped) or in double quotes.
+QUOTED = r"'(?:[^'\\]|\\.)*'|\"[^\"]*\""
+# `[12] link 'Home'`, `[3] textbox "Bob's notes" value: 'x' focused: True`.
+_LINE = re.compile(rf"^\t*\[(?P<id>\d+)\] (?P<role>\S+) (?P<name>{QUOTED})(?P<rest>.*)$")
+_VALUE = re.compile(rf"^ value: (?P<value>{QUOTED}|\S+)")
 _CHECKED = re.compile(r"\bchecked: (?P<state>\S+)", re.I)
 _URL = re.compile(r"^URL: (?P<url>\S+)", re.M)
 
@@ -16,9 +18,12 @@ CLICKABLE = frozenset({"link", "button", "checkbox", "radio", "tab", "menuitem",
 TYPEABLE = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 
 
-def _unquote(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+def unquote(text: str) -> str:
+    """The text `quote` wrote (a bare word as it is); only single quotes escape what they hold."""
+    if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("\\'", "'")
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1]
     return text
 
 
@@ -62,7 +67,7 @@ def parse_page(text: str) -> Page:
         rest = match["rest"]
         value = _VALUE.match(rest)
         checked = _CHECKED.search(rest)
-        elements.append(Element(id=int(match["id"]), role=match["role"], name=_unquote(match["name"]),
-                                value=_unquote(value["value"]) if value else None,
+        elements.append(Element(id=int(match["id"]), role=match["role"], name=unquote(match["name"]),
+                                value=unquote(value["value"]) if value else None,
                                 checked=checked is not None and checked["state"].lower() == "true"))
     return Page(url=url["url"] if url else "", elements=tuple(elements))

@@ -17,6 +17,7 @@ from ...scripted_model import Prompt
 from ...search.reward import NO_TRAJECTORY
 from ...search.value import NO_ANSWER, NO_HISTORY
 from ...search.webpilot import PLAN_FAILED
+from .page import QUOTED, unquote
 from .progress import MASK_CHAR, Signature, signature
 
 PromptKind = Literal["policy", "value", "checklist", "reward", "rephrase", "fuzzy_judge", "ua_judge", "planner",
@@ -42,8 +43,7 @@ _NUMBERED = re.compile(r"^\d+\. (?P<action>.+?)(?: \(seen: .*\))?$")
 _SEEN = " (seen: "
 _FAILED = " (it failed: "
 _UNCHANGED = " (done, but the page did not change)"
-_QUOTE = r"(?:'(?:[^'\\]|\\.)*'|\"[^\"]*\")"
-_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"([^\"]*)\"")
+_QUOTE = f"(?:{QUOTED})"
 # policy/steps.py's words for each kind of action a history holds (a stop ends it).
 _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"clicked (?P<element>.+)"), "Click"),
@@ -122,7 +122,7 @@ def _last_step(block: str | None) -> Signature | None:
 
 def _unquoted(text: str) -> list[str]:
     """The strings `observation.render.quote` wrote into `text`."""
-    return [m[1].replace("\\'", "'") if m[1] is not None else m[2] for m in _QUOTED.finditer(text)]
+    return [unquote(m[0]) for m in re.finditer(QUOTED, text)]
 
 
 def _step_in_words(text: str) -> Signature | None:
