@@ -5,7 +5,9 @@ to the last ']' of what remains, never by the first ']'. What stays ambiguous:
 - `type [5] [a] [1]` is always text "a" with Enter; text that really ends in "] [1" must be written with the flag.
 - `type [5] [a] [2]` is text "a] [2" (only 0/1/true/false count as the Enter flag).
 - `select_option [5] [a] [b]` is two values; a single value containing "] [" cannot be written.
-`goto` and `stop` also take a bare argument (`stop 42`) as long as it holds no bracket.
+`goto` and `stop` also take a bare argument (`stop 42`) as long as it holds no bracket, `tab_focus` a bare index and
+`scroll` a bare direction (`scroll down`, `scroll down [1]`: 11 of the 65 policy replies that did not parse in the
+real-model run's store were these, and one `tab_focus 1`).
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ _EXAMPLES = MappingProxyType(
 
 _ENTER_FLAG = re.compile(r"\[\s*(?:press_enter_after\s*=\s*)?(0|1|true|false)\s*\]\s*$", re.IGNORECASE)
 _TARGETED_PRESS = re.compile(r"^\[\s*(\d+)\s*\]\s*(\[.*\])$", re.DOTALL)
+# `scroll down`, or `scroll down [1]` with an amount the action has no room for; never prose (`scroll down to the
+# footer`), which a plan's line may hold.
+_BARE_DIRECTION = re.compile(r"(up|down)((?:\s*\[[^\[\]]*\])*)", re.IGNORECASE)
 
 
 def element_id(value: object, example: str = "click [12]") -> int:
@@ -174,6 +179,11 @@ def _press(rest: str) -> Press:
 
 def _scroll(rest: str) -> Scroll:
     inner = _bracketed(rest)
+    bare = _BARE_DIRECTION.fullmatch(rest) if inner is None else None
+    if bare is not None:
+        if bare.group(2):
+            logger.debug("ignoring %r after scroll %s", bare.group(2).strip(), bare.group(1))
+        return Scroll("up" if bare.group(1).lower() == "up" else "down")
     if inner is None:
         raise ActionParseError("scroll needs a direction in brackets: scroll [down] or scroll [up]")
     direction = re.sub(r"^direction\s*=\s*", "", inner.strip(), flags=re.IGNORECASE).strip("'\" ").lower()
@@ -221,8 +231,8 @@ def _new_tab(rest: str) -> NewTab:
 
 
 def _tab_focus(rest: str) -> TabFocus:
-    inner = _bracketed(rest)
-    if inner is None:
+    inner = _free_text(rest)
+    if not inner:
         raise ActionParseError("tab_focus needs a tab index in brackets, e.g. tab_focus [0]")
     if not (inner.strip().isascii() and inner.strip().isdigit()):
         raise ActionParseError(f"tab index must be a number, got '{inner.strip()}', e.g. tab_focus [0]")
