@@ -202,6 +202,8 @@ def test_a_native_select_left_open_is_not_a_change(form: PageView) -> None:
         assert check(form, role, name, live)[0].ok
     assert compare_snapshot(form, None, live)[0].ok
     assert outline(form) == outline(live)
+    assert "expanded: True" in live.text
+    assert state_key(live.url, live.text) == state_key(form.url, form.text)
 
 
 def test_a_custom_combobox_that_opens_is_a_change(form: PageView) -> None:
@@ -371,3 +373,16 @@ def test_the_state_key_ignores_ids_focus_and_the_fragment_but_not_content() -> N
     assert state_key("https://shop.example/#top", text) == state_key("https://shop.example/", again)
     assert state_key("https://shop.example/", typed) != state_key("https://shop.example/", again)
     assert state_key("https://shop.example/cart", again) != state_key("https://shop.example/", again)
+
+
+def test_the_state_key_tells_an_open_menu_by_what_it_shows() -> None:
+    """Only a combobox's own expanded flag is ignored: the options a scripted one shows when open, and a disclosure
+    button's flag, still make another state."""
+    closed = "URL: https://shop.example/\n\n[5] RootWebArea 'Shop'\n\t[6] combobox 'Sort by' expanded: False"
+    key = state_key("https://shop.example/", closed)
+    assert state_key("https://shop.example/", closed.replace("False", "True")) == key
+    listed = closed.replace("False", "True") + "\n\t\t[9] listbox ''\n\t\t\t[10] option 'Price'"
+    assert state_key("https://shop.example/", listed) != key
+    button = closed.replace("combobox", "button")
+    shown = state_key("https://shop.example/", button.replace("False", "True"))
+    assert shown != state_key("https://shop.example/", button)
