@@ -34,9 +34,9 @@ from branchwise.harness.evaluators import fuzzy_match, ua_match
 from branchwise.harness.simulated import MissingReferenceSolution, SimulatedEngine, SimulatedSpec
 from branchwise.harness.simulated.answers import wrong_verdict
 from branchwise.harness.simulated.page import parse_page
-from branchwise.harness.simulated.progress import Progress, same_action, signature
+from branchwise.harness.simulated.progress import Position, Progress, same_action, signature
 from branchwise.harness.simulated.prompts import read_request
-from branchwise.harness.tasks import TaskConfig, load_tasks
+from branchwise.harness.tasks import SolutionStep, TaskConfig, load_tasks
 from branchwise.llm import ChatMessage, LLMClient, LLMConfig
 from branchwise.policy.prompts import build_cot_messages
 from branchwise.policy.steps import step_words
@@ -156,6 +156,22 @@ def test_a_remembered_step_decides_the_position_and_a_masked_secret_still_matche
     # As a policy prompt's history names it: in words, secret masked.
     in_words = signature(Type(1163, "••••••", press_enter=False), "textbox 'Card number'")
     assert progress.position(page, in_words).index == expiry
+
+
+def test_a_step_named_like_an_earlier_one_keeps_both_positions() -> None:
+    """`click link 'Next'` twice through a listing: the history's words are the same after either click, and the
+    page tells which one it was."""
+    steps = (SolutionStep(action="click", role="link", name="Next"),
+             SolutionStep(action="click", role="link", name="Next"),
+             SolutionStep(action="click", role="link", name="Item 21"))
+    progress = Progress(steps)
+    progress.remember(Click(5), 0, "link 'Next'")
+    progress.remember(Click(8), 1, "link 'Next'")
+    in_words = signature(Click(9), "link 'Next'")
+    second = parse_page("URL: http://x/?page=2\n\n[1] RootWebArea 'Items'\n\t[9] link 'Next'")
+    third = parse_page("URL: http://x/?page=3\n\n[1] RootWebArea 'Items'\n\t[4] link 'Item 21'")
+    assert progress.position(second, in_words) == Position(1, on_path=True)
+    assert progress.position(third, in_words) == Position(2, on_path=True)
 
 
 @pytest.mark.parametrize("action", [

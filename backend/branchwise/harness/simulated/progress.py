@@ -114,15 +114,17 @@ class Progress:
     """One task's reference steps and what the model remembers proposing: action signature -> position after it."""
 
     steps: tuple[SolutionStep, ...]
-    after: dict[Signature, int] = field(default_factory=dict)
+    # A signature in words may take several steps (`click link 'Next'` on two pages of a listing): every position
+    # after one is kept.
+    after: dict[Signature, set[int]] = field(default_factory=dict)
 
     def position(self, page: Page, last_step: Signature | None, start: bool = False) -> Position:
         """`last_step`: the action that led here, as the prompt shows it; `start`: this is the task's starting page,
-        where the reference solution begins."""
+        where the reference solution begins. Of several positions the action may lead to, the earliest that fits
+        the page: a step too many rather than an answer too early."""
         if start:
             return Position(_skip_done(self.steps, page, 0), on_path=True)
-        remembered = self.after.get(last_step) if last_step is not None else None
-        if remembered is not None:
+        for remembered in sorted(self.after.get(last_step, ()) if last_step is not None else ()):
             index = _skip_done(self.steps, page, remembered)
             if index == len(self.steps) or applicable(self.steps[index], page):
                 return Position(index, on_path=True)
@@ -133,9 +135,9 @@ class Progress:
         masked = Type(action.element_id, SECRET_MASK, action.press_enter) if isinstance(action, Type) else None
         for known in (action, masked):
             if known is not None:
-                self.after[signature(known)] = index + 1
+                self.after.setdefault(signature(known), set()).add(index + 1)
                 if element:
-                    self.after[signature(known, element)] = index + 1
+                    self.after.setdefault(signature(known, element), set()).add(index + 1)
 
     def action(self, index: int, page: Page) -> Action | None:
         """Reference step `index` as an action on this page; None when its target is not on it."""
