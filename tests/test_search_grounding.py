@@ -57,8 +57,8 @@ def test_a_stop_with_a_number_no_page_showed_is_refused_until_given_again() -> N
     space = ActionSpace(seen_numbers=numbers_in(PRODUCT))
     assert validate_action(Stop("$66.95"), None, space) is None
     refusal = validate_action(Stop("$499.95"), None, space)
-    assert refusal is not None and "no page on the way here shows 499.95" in refusal
-    assert "N/A" in refusal and "give the same answer again" in refusal
+    assert refusal is not None and "no page on the way here shows 499.95" in refusal.reason
+    assert "N/A" in refusal.reason and "give the same answer again" in refusal.reason
     assert validate_action(Stop("$499.95"), None, space.with_seen("$499.95")) is None
     # A state whose pages are unknown (a default space) refuses nothing.
     assert validate_action(Stop("$499.95"), None, ActionSpace()) is None

@@ -23,7 +23,7 @@ from branchwise.actions import (
 from branchwise.agent.env import EnvView
 from branchwise.observation import PageView
 from branchwise.protocol import NavigationInfo, ScrollInfo, TabInfo
-from branchwise.search.validate import ActionSpace, mistake_of, unavailable_actions, validate_action
+from branchwise.search.validate import ActionSpace, unavailable_actions, validate_action
 
 from pageviews import page
 
@@ -49,7 +49,8 @@ def check(action: Action, view: PageView | None = FORM, tabs: int = 1, *, dialog
           can_go_forward: bool = True) -> str | None:
     space = ActionSpace(tab_count=tabs, dialog_open=dialog_open, can_scroll_up=can_scroll_up,
                         can_scroll_down=can_scroll_down, can_go_back=can_go_back, can_go_forward=can_go_forward)
-    return validate_action(action, view, space)
+    refusal = validate_action(action, view, space)
+    return None if refusal is None else refusal.reason
 
 
 @pytest.mark.parametrize("action", [
@@ -103,10 +104,17 @@ def test_a_hover_or_key_on_a_line_that_cannot_react_is_allowed() -> None:
     assert check(Press("PageDown", 3), ARTICLE) is None
 
 
-def test_a_refused_click_is_counted_as_its_own_mistake() -> None:
-    assert mistake_of(Click(1), ARTICLE) == "inert_click"
-    assert mistake_of(Click(42), ARTICLE) == "unknown_element"
-    assert mistake_of(Type(2, "x", False), ARTICLE) == "invalid_action"
+def test_a_refusal_says_which_kind_of_mistake_it_is() -> None:
+    """Counted per role in a run's report: an id the page lacks, a click on a line that cannot react, an answer with
+    a number no page showed and the rest apart."""
+    refused: list[tuple[Action, PageView | None, ActionSpace]] = [
+        (Click(1), ARTICLE, ActionSpace()), (Click(42), ARTICLE, ActionSpace()),
+        (Type(2, "x", False), ARTICLE, ActionSpace()), (Stop("$7"), None, ActionSpace(seen_numbers=frozenset())),
+        (GoBack(), None, ActionSpace(can_go_back=False))]
+    kinds = {action: refusal.kind for action, page, space in refused
+             if (refusal := validate_action(action, page, space)) is not None}
+    assert kinds == {Click(1): "inert_click", Click(42): "unknown_element", Type(2, "x", False): "invalid_action",
+                     Stop("$7"): "ungrounded_answer", GoBack(): "invalid_action"}
 
 
 def test_type_needs_a_text_field() -> None:

@@ -143,7 +143,7 @@ BLOCKED = SiteRules.parse(block=["*.bank.example"])
 @pytest.mark.parametrize("action", [Goto("https://online.bank.example/transfer"), NewTab("https://bank.example/")])
 def test_validation_refuses_goto_and_new_tab_to_a_refused_site(action: Goto | NewTab) -> None:
     reason = validate_action(action, None, ActionSpace(sites=BLOCKED))
-    assert reason is not None and "block list (*.bank.example)" in reason
+    assert reason is not None and "block list (*.bank.example)" in reason.reason
     assert validate_action(action, None, ActionSpace()) is None
 
 

@@ -30,7 +30,7 @@ from ..search.context import SearchContext, SearchOutcome, element_facts, policy
 from ..search.frontier import FrontierItem
 from ..search.step import advance
 from ..search.tree import Node
-from ..search.validate import mistake_of, unavailable_actions, validate_action
+from ..search.validate import unavailable_actions, validate_action
 from ..store import DemonstrationRecord, DemoStep
 from .nnetnav import (
     Label,
@@ -188,8 +188,8 @@ class ExploreEpisode:
             return teaches_nothing
         refusal = validate_action(action, node.page, node.space)
         if refusal is not None:
-            ctx.roles.policy.noted(mistake_of(action, node.page))
-            return refusal
+            ctx.roles.policy.noted(refusal.kind)
+            return refusal.reason
         account = account_control(action, node.page)
         if account is not None:
             return account

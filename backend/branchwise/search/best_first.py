@@ -58,7 +58,7 @@ from .examples import RetrievalConfig
 from .frontier import FrontierItem
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
-from .validate import mistake_of, unavailable_actions, validate_action
+from .validate import unavailable_actions, validate_action
 from .value import ON_TRACK_VALUE, ValueConfig, score_state
 
 log = logging.getLogger(__name__)
@@ -274,10 +274,11 @@ class _Run:
             action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
             if action.to_text() in tried:
                 continue  # where it leads is known: a revisit, a failure, or a state no better than this one
-            if validate_action(action, node.page, space) is None:
+            refusal = validate_action(action, node.page, space)
+            if refusal is None:
                 samples.append(Candidate(action, action.to_text(), thought))
             else:
-                policy.noted(mistake_of(action, node.page))
+                policy.noted(refusal.kind)
                 if isinstance(action, Stop):
                     # An answer with a number no page showed counts from its second sample on: the model may have
                     # counted it, and one sample of several is not the model insisting. Here only, not below.

@@ -23,7 +23,7 @@ from .candidates import Candidate
 from .examples import fit_examples
 from .roles import RoleModel
 from .urlcheck import UrlCheck
-from .validate import ActionSpace, mistake_of, validate_action
+from .validate import ActionSpace, Refusal, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +108,13 @@ def variation_messages(data: GenerationInput, variation: Variation, config: Gene
                               unavailable=data.unavailable)
 
 
-async def _check(action: Action, page: PageView | None, space: ActionSpace, url_check: UrlCheck | None) -> str | None:
-    error = validate_action(action, page, space)
-    if error is None and url_check is not None and isinstance(action, Goto | NewTab) and action.url:
-        error = await url_check.check(action.url)
-    return error
+async def _check(action: Action, page: PageView | None, space: ActionSpace,
+                 url_check: UrlCheck | None) -> Refusal | None:
+    refusal = validate_action(action, page, space)
+    if refusal is None and url_check is not None and isinstance(action, Goto | NewTab) and action.url:
+        unreachable = await url_check.check(action.url)
+        refusal = None if unreachable is None else Refusal("invalid_action", unreachable)
+    return refusal
 
 
 async def _generate_one(
@@ -138,7 +140,7 @@ async def _generate_one(
             problem = await _check(action, page, space, url_check)
             if problem is None:
                 return Candidate(action, action.to_text(), thought, sources=(variation.name,))
-            model.noted(mistake_of(action, page))
+            model.noted(problem.kind)
             if isinstance(action, Stop):
                 # A number no page showed, given again after being told so, is taken: the model may have counted it.
                 space = space.with_seen(action.answer)

@@ -32,7 +32,7 @@ from .frontier import FrontierItem
 from .step import advance, answer_at, stop_node
 from .tree import Node
 from .urlcheck import load_failure
-from .validate import mistake_of, unavailable_actions, validate_action
+from .validate import unavailable_actions, validate_action
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class GreedySearch:
                 if refusal is not None:
                     # Not run: an element id the page does not have, a disabled one, a scroll with nowhere to go, an
                     # answer with a number no page showed (taken if given again: the model may have counted it).
-                    ctx.roles.policy.noted(mistake_of(action, node.page))
+                    ctx.roles.policy.noted(refusal.kind)
                     if isinstance(action, Stop):
                         regiven[node.state] += f" {action.answer}"
                     await _invalid(ctx, node, thought, f"not run: {refusal}", item.action_text)

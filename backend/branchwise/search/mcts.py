@@ -53,7 +53,7 @@ from .puct import NEW_CHILD, Stats, backpropagate, best_node, select
 from .roles import RoleModel
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
-from .validate import mistake_of, unavailable_actions, validate_action
+from .validate import unavailable_actions, validate_action
 from .webpilot import (
     Control,
     Extraction,
@@ -407,7 +407,7 @@ class _Run:
             return None
         refusal = validate_action(action, node.page, node.space)
         if refusal is not None:
-            policy.noted(mistake_of(action, node.page))
+            policy.noted(refusal.kind)
             self._failed_try(sub, node, f"`{action.to_text()}`: {refusal}")
             return None
         if action.to_text() in tried:

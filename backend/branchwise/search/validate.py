@@ -98,6 +98,22 @@ def _options(page: PageView, element: ElementInfo) -> list[str]:
     return [child.name for child in page.descendants(element) if child.role in OPTION_ROLES]
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an action cannot run where it was proposed: the kind of mistake (counted per role) and the reason, as the
+    model is told it."""
+
+    kind: MistakeKind
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _invalid(reason: str) -> Refusal:
+    return Refusal("invalid_action", reason)
+
+
 def _line(element: ElementInfo) -> str:
     return f"[{element.id}] {element.role}" + (f" '{element.name}'" if element.name else "")
 
@@ -141,77 +157,67 @@ def unavailable_actions(page: PageView | None, space: ActionSpace) -> list[str]:
     return unavailable
 
 
-def validate_action(action: Action, page: PageView | None, space: ActionSpace = ActionSpace()) -> str | None:
-    """None when the action can run here, else the reason, phrased for the model."""
+def validate_action(action: Action, page: PageView | None, space: ActionSpace = ActionSpace()) -> Refusal | None:
+    """None when the action can run here, else the refusal: what kind of mistake it is and why, phrased for the
+    model."""
     tab_count = space.tab_count
     match action:
         case TabFocus(index=index):
             if not 0 <= index < tab_count:
-                return f"there is no tab {index}; the open tabs are 0 to {tab_count - 1}"
+                return _invalid(f"there is no tab {index}; the open tabs are 0 to {tab_count - 1}")
             return None
         case CloseTab():
-            return None if tab_count > 1 else "this is the only tab; close_tab would end the session"
+            return None if tab_count > 1 else _invalid("this is the only tab; close_tab would end the session")
         case Goto(url=url) | NewTab(url=url) if url:
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.netloc:
-                return f"{url} is not an http(s) address"
-            return space.sites.refusal(url)
+                return _invalid(f"{url} is not an http(s) address")
+            blocked = space.sites.refusal(url)
+            return None if blocked is None else _invalid(blocked)
         case Scroll(direction="down") if not space.can_scroll_down and not space.dialog_open:
-            return "the page is already scrolled to the bottom; everything below is in the observation"
+            return _invalid("the page is already scrolled to the bottom; everything below is in the observation")
         case Scroll(direction="up") if not space.can_scroll_up and not space.dialog_open:
-            return "the page is already at the top"
+            return _invalid("the page is already at the top")
         case GoBack() if not space.can_go_back:
-            return "there is no previous page in this tab"
+            return _invalid("there is no previous page in this tab")
         case GoForward() if not space.can_go_forward:
-            return "there is no next page in this tab to go forward to"
+            return _invalid("there is no next page in this tab to go forward to")
         case Stop(answer=answer) if space.seen_numbers is not None:
             unseen = unseen_numbers(answer, space.seen_numbers)
             if unseen:
-                return (f"no page on the way here shows {', '.join(unseen)}; answer only with what the pages show, or "
-                        "N/A if the task cannot be done (a number you worked out from a page, say by counting its "
-                        "rows: give the same answer again)")
+                return Refusal("ungrounded_answer", (
+                    f"no page on the way here shows {', '.join(unseen)}; answer only with what the pages show, or "
+                    "N/A if the task cannot be done (a number you worked out from a page, say by counting its "
+                    "rows: give the same answer again)"))
             return None
     element_id = action.element_id
     if element_id is None or space.dialog_open or page is None:
         return None
     element = page.elements.get(element_id)
     if element is None:
-        return f"there is no element [{element_id}] on this page; use an id from the observation"
+        return Refusal("unknown_element", f"there is no element [{element_id}] on this page; use an id from the "
+                                          "observation")
     if _flag(element, "disabled"):
-        return f"[{element_id}] {element.role} '{element.name}' is disabled"
+        return _invalid(f"[{element_id}] {element.role} '{element.name}' is disabled")
     match action:
         case Type():
             if element.role not in TEXT_ROLES:
-                return f"[{element_id}] is a {element.role}, not a text field; type into a textbox"
+                return _invalid(f"[{element_id}] is a {element.role}, not a text field; type into a textbox")
             if _flag(element, "readonly"):
-                return f"[{element_id}] {element.role} '{element.name}' is read-only"
+                return _invalid(f"[{element_id}] {element.role} '{element.name}' is read-only")
         case SelectOption(values=values):
             if element.role not in SELECT_ROLES:
-                return f"[{element_id}] is a {element.role}, not a list of options"
+                return _invalid(f"[{element_id}] is a {element.role}, not a list of options")
             options = _options(page, element)
             if options:
                 lowered = {o.strip().lower() for o in options}
                 missing = [v for v in values if v.strip().lower() not in lowered]
                 if missing:
-                    return (f"[{element_id}] has no option {missing[0]!r}; its options are "
-                            + ", ".join(repr(o) for o in options[:20]))
+                    return _invalid(f"[{element_id}] has no option {missing[0]!r}; its options are "
+                                    + ", ".join(repr(o) for o in options[:20]))
         case Click() if not element.reacts:
-            return _inert_click(page, element)
+            return Refusal("inert_click", _inert_click(page, element))
         case Click() | Hover() | Press():
             pass
     return None
 
-
-def mistake_of(action: Action, page: PageView | None) -> MistakeKind:
-    """What kind of mistake an action that failed validation is: an element id the page does not have, a click on a
-    line that cannot react, an answer with numbers no page showed, or another."""
-    if isinstance(action, Stop):
-        return "ungrounded_answer"
-    element_id = action.element_id
-    if element_id is not None and page is not None:
-        element = page.elements.get(element_id)
-        if element is None:
-            return "unknown_element"
-        if isinstance(action, Click) and not element.reacts:
-            return "inert_click"
-    return "invalid_action"
