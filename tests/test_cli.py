@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from branchwise.cli import cli_approver, main, parse_args, run_options
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 from branchwise.core.usage import Usage
 from branchwise.search.agent import SearchConfig, make_strategy
+from branchwise.search.profiles import search_config
 from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, default_store_path
 
 
@@ -150,6 +152,28 @@ def test_max_steps_reaches_every_strategy(strategy: str, tmp_path: Path) -> None
     config = SearchConfig(strategy=args.strategy, max_steps=run_options(args).max_steps)
     built = make_strategy(config)
     assert built.name == strategy and built.config.max_steps == 7  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("strategy", "own"), [("greedy", 1.0), ("best_first", 1.0), ("action_aware", 0.7),
+                                               ("mcts", 0.3)])
+def test_temperature_sets_the_policys_over_the_profiles(strategy: str, own: float, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--temperature reaches the policy of every strategy (action_aware's generators); without it each keeps its
+    paper's, and the profile's other settings stay."""
+    def policy_temperature(flags: list[str]) -> float:
+        options = run_options(parse_args(["run", "t", "--start-url", "http://shop.example/", "--strategy", strategy,
+                                          *flags, "--data-dir", str(tmp_path)], {}))
+        built: Any = make_strategy(search_config(strategy, temperature=options.temperature))
+        config = built.config
+        return config.generation.temperature if strategy == "action_aware" else config.temperature
+
+    assert policy_temperature([]) == own
+    assert policy_temperature(["--temperature", "0"]) == 0.0
+    laptop = make_strategy(search_config("best_first", temperature=0.2)).config  # type: ignore[attr-defined]
+    assert laptop.candidates == 5 and laptop.temperature == 0.2
+    with pytest.raises(SystemExit):
+        parse_args(["run", "t", "--start-url", "http://shop.example/", "--temperature", "2.5"])
+    assert "must be between 0 and 2, got 2.5" in capsys.readouterr().err
 
 
 def test_a_bad_setting_stops_the_command_with_where_to_fix_it(tmp_path: Path,

@@ -133,6 +133,17 @@ def test_runs_with_retrieved_examples_are_a_column_of_their_own(tmp_path: Path) 
     assert rows[0].startswith("| greedy | qwen | 2 | 50.0% [") and rows[1].startswith("| greedy + examples | qwen |")
 
 
+def test_a_temperature_set_over_the_strategys_is_a_row_of_its_own(tmp_path: Path) -> None:
+    """`eval --temperature 0` beside the strategy's own, in one folder: neither replaces the other."""
+    (tmp_path / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in [
+        result(1, "greedy", 0.0), result(1, "greedy", 1.0).model_copy(update={"temperature": 0.0}),
+        result(2, "greedy", 1.0).model_copy(update={"temperature": 0.0})]))
+    report = write_report([tmp_path], tmp_path / "out", common=True)
+    assert [(s.label, s.sr.tasks, s.sr.value) for s in report.strategies] == [("greedy", 1, 0.0),
+                                                                             ("greedy at T=0", 1, 1.0)]
+    assert report.left_out == [2]
+
+
 def test_named_folders_are_versions_side_by_side_compared_on_the_tasks_both_ran(tmp_path: Path) -> None:
     """Two commits' runs of the same strategy: merged, the later would replace the earlier; named, they are rows of
     their own, and --common keeps the tasks both have."""

@@ -43,8 +43,13 @@ def test_done_tasks_are_per_strategy_and_model_and_a_torn_line_is_run_again(tmp_
     assert done_tasks(path, "greedy", "m") == {1, 3}
     assert done_tasks(path, "best_first", "m") == {2}
     assert done_tasks(path, "greedy", "simulated:0.3") == {5}
-    # With retrieved examples, a column of its own: not done because the plain run is.
+    # With retrieved examples, a column of its own: not done because the plain run is; so is another temperature.
     assert done_tasks(path, "greedy", "m", examples=True) == set()
+    assert done_tasks(path, "greedy", "m", temperature=0.0) == set()
+    with path.open("a") as file:
+        file.write("\n" + result(1, "greedy").model_copy(update={"temperature": 0.0}).model_dump_json() + "\n")
+    assert done_tasks(path, "greedy", "m", temperature=0.0) == {1}
+    assert done_tasks(path, "greedy", "m") == {1, 3}
 
 
 def test_a_line_torn_inside_a_character_is_run_again(tmp_path: Path) -> None:

@@ -176,6 +176,8 @@ class RunOptions:
     limits: Limits = field(default_factory=Limits)
     # Retrieved steps (finished runs, the site's explored demonstrations) in every strategy's prompt.
     examples: bool = False
+    # The policy's temperature, over the strategy's own (None).
+    temperature: float | None = None
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -191,7 +193,8 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
     """Every run of the agent works under `gate`, the session's one: mutating requests no approval covers are held
     and `approver` asked."""
     search = search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
-                           max_steps=options.max_steps, limits=options.limits, examples=options.examples)
+                           max_steps=options.max_steps, limits=options.limits, examples=options.examples,
+                           temperature=options.temperature)
     return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
@@ -350,7 +353,7 @@ def run_options(args: argparse.Namespace, strategy: str | None = None,
                       backtrack=backtrack or args.backtrack,
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
                       sites=site_rules(args), profile=args.profile, limits=run_limits(args),
-                      examples=getattr(args, "examples", False))
+                      examples=getattr(args, "examples", False), temperature=getattr(args, "temperature", None))
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
@@ -527,6 +530,10 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
                         help="show the model steps retrieved from finished runs and from the site's demonstrations "
                              "(branchwise explore) in every prompt (action_aware always shows them in one of its "
                              "prompt variations)")
+    parser.add_argument("--temperature", type=temperature, default=None, metavar="T",
+                        help="the temperature the policy samples its actions at, 0 to 2 (default: the strategy's own, "
+                             "its paper's: greedy and best_first 1.0, action_aware's generators 0.7, mcts 0.3); 0 "
+                             "gives the same action on the same page")
     add_limit_args(parser)
 
 
@@ -544,6 +551,16 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
                         help="prompt and answer tokens a run may use (over the profile's)")
     parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                         help="wall time a run may take (over the profile's)")
+
+
+def temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 2.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {value:g}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -635,7 +652,8 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
     results = args.out / RESULTS_FILE
     name = eval_model_name(args)
-    if name is not None and {t.task_id for t in tasks} <= done_tasks(results, args.strategy, name, args.examples):
+    if name is not None and {t.task_id for t in tasks} <= done_tasks(results, args.strategy, name, args.examples,
+                                                                         args.temperature):
         # A finished eval run again (a benchmark's loop resuming) costs nothing: a local model takes seconds to load.
         say(f"Nothing to run: all {len(tasks)} task(s) have a result under {args.strategy} with {name} in {results}")
         return EXIT_OK
@@ -643,7 +661,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
                           approve=args.approve == "all", chromium=chromium, profile=args.profile,
-                          limits=run_limits(args), examples=args.examples)
+                          limits=run_limits(args), examples=args.examples, temperature=args.temperature)
     if args.demos is not None:
         copied = import_demonstrations(args.demos, args.out)
         say(f"Demonstrations: {copied} new from {args.demos} (by site: sandbox:shopping, sandbox:reddit, "
@@ -656,7 +674,8 @@ async def cmd_eval(args: argparse.Namespace) -> int:
             await run_eval(tasks, model, options, args.out, say, workers=args.workers)
         except NoSandbox as exc:
             raise UsageError(str(exc)) from exc
-        finished = done_tasks(results, args.strategy, model.client.config.model, options.examples)
+        finished = done_tasks(results, args.strategy, model.client.config.model, options.examples,
+                              options.temperature)
     say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
         "task(s) evaluated")
     return EXIT_OK

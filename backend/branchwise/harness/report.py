@@ -237,11 +237,11 @@ def _timed(results: list[TaskResult], store_path: Path) -> list[TaskResult]:
 
 
 def common_tasks(results: Sequence[TaskResult]) -> tuple[list[TaskResult], list[int]]:
-    """The results of the tasks every (strategy, model, examples, version) has a result for, and the tasks left out:
-    a run stopped part way compares its strategies on the same tasks."""
-    tasks: dict[tuple[str, str, bool, str], set[int]] = defaultdict(set)
+    """The results of the tasks every (strategy, model, examples, temperature, version) has a result for, and the tasks
+    left out: a run stopped part way compares its strategies on the same tasks."""
+    tasks: dict[tuple[object, ...], set[int]] = defaultdict(set)
     for result in results:
-        tasks[(result.strategy, result.model, result.examples, result.version)].add(result.task_id)
+        tasks[result.key[:-1]].add(result.task_id)
     common = set.intersection(*tasks.values()) if tasks else set()
     return ([r for r in results if r.task_id in common],
             sorted({r.task_id for r in results} - common))
@@ -300,6 +300,7 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
 
     def label(result: TaskResult) -> str:
         name = result.strategy + (" + examples" if result.examples else "") + (
+            f" at T={result.temperature:g}" if result.temperature is not None else "") + (
             f" @ {result.version}" if result.version else "")
         return f"{name} · {result.model}" if several_models else name
 

@@ -58,6 +58,8 @@ class EvalOptions(BaseModel):
     # Retrieved steps in every prompt, from the demonstrations only (`task_search_config`); the sandbox copies' are kept
     # by `sandbox_site`.
     examples: bool = False
+    # The policy's temperature, over the strategy's own (None).
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
 
 
 class TaskResult(BaseModel):
@@ -71,6 +73,8 @@ class TaskResult(BaseModel):
     scripted_model: bool
     approvals: str = Field(description="The approval policy: all (every question approved) or none")
     examples: bool = Field(default=False, description="Retrieved steps (the demonstrations) in every prompt")
+    temperature: float | None = Field(default=None, description="The policy's temperature, where --temperature set "
+                                                                "it over the strategy's own")
     status: ResultStatus
     answer: str
     final_url: str
@@ -98,7 +102,7 @@ class TaskResult(BaseModel):
     @property
     def key(self) -> ResultKey:
         """What one result is of: a later result with the same key replaces it, and a task with one is not run again."""
-        return self.strategy, self.model, self.examples, self.version, self.task_id
+        return self.strategy, self.model, self.examples, self.temperature, self.version, self.task_id
 
     @property
     def evaluated(self) -> bool:
@@ -107,7 +111,7 @@ class TaskResult(BaseModel):
 
 
 # (strategy, model, with examples, version, task id)
-ResultKey = tuple[str, str, bool, str, int]
+ResultKey = tuple[str, str, bool, float | None, str, int]
 
 
 def _span(call: ModelCallRecord) -> tuple[float, float]:
@@ -173,11 +177,12 @@ def import_demonstrations(source: Path, out: Path) -> int:
     return len(new)
 
 
-def done_tasks(path: Path, strategy: str, model: str, examples: bool = False) -> set[int]:
-    """Tasks already in the results file for `strategy` with `model`, with or without `examples`."""
+def done_tasks(path: Path, strategy: str, model: str, examples: bool = False,
+               temperature: float | None = None) -> set[int]:
+    """Tasks already in the results file for `strategy` with `model`, with or without `examples`, at `temperature`."""
     if not path.exists():
         return set()
-    return {r.task_id for r in read_results(path) if r.key[:3] == (strategy, model, examples)}
+    return {r.task_id for r in read_results(path) if r.key[:4] == (strategy, model, examples, temperature)}
 
 
 def end_torn_line(path: Path) -> None:
@@ -195,7 +200,8 @@ def task_search_config(task: TaskConfig, options: EvalOptions) -> SearchConfig:
     what ran before it."""
     return search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
                          max_steps=options.max_steps, limits=options.limits, examples=options.examples,
-                         site=sandbox_site(task.sites[0]) if task.sites else None, past_runs=False)
+                         site=sandbox_site(task.sites[0]) if task.sites else None, past_runs=False,
+                         temperature=options.temperature)
 
 
 async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, out: Path) -> TaskResult:
@@ -249,6 +255,7 @@ def _result(task: TaskConfig, model: ModelSetup, options: EvalOptions, result: R
         task_id=task.task_id, intent=task.intent, sites=task.sites, eval_types=task.eval.eval_types,
         unachievable=task.eval.unachievable, strategy=options.strategy, model=model.client.config.model,
         scripted_model=model.scripted, approvals="all" if options.approve else "none", examples=options.examples,
+        temperature=options.temperature,
         status=result.status,
         answer=result.answer, final_url=final_url, score=score, parts=parts, reason=result.reason,
         eval_error=problem, run_id=result.run_id, steps=len(result.steps), backtracks=len(backtracks),
@@ -282,7 +289,7 @@ async def run_eval(tasks: Sequence[TaskConfig], model: ModelSetup, options: Eval
     Chromium, backend and site copies), appending each result as soon as it is known; returns the new results."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_FILE
-    done = done_tasks(path, options.strategy, model.client.config.model, options.examples)
+    done = done_tasks(path, options.strategy, model.client.config.model, options.examples, options.temperature)
     end_torn_line(path)
     todo = [t for t in tasks if t.task_id not in done]
     if done:

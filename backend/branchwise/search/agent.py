@@ -62,6 +62,8 @@ class SearchConfig(BaseModel):
     options: BaseModel | None = None
     # Overrides the strategy's step limit (`--max-steps`); None: the strategy's own default.
     max_steps: int | None = Field(default=None, ge=1)
+    # Overrides the temperature its policy samples actions at (`--temperature`); None: the strategy's own.
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     # What one run may spend on its model (--max-model-calls, --max-tokens, --timeout).
     limits: Limits = Limits()
     # Retrieved steps (finished runs, the site's demonstrations) in every strategy's prompt (--examples).
@@ -81,7 +83,8 @@ class SearchConfig(BaseModel):
 
 
 def make_strategy(config: SearchConfig) -> SearchStrategy:
-    return strategy_spec(config.strategy).make(config.options, max_steps=config.max_steps)
+    return strategy_spec(config.strategy).make(config.options, max_steps=config.max_steps,
+                                               temperature=config.temperature)
 
 
 class SearchAgent:

@@ -16,19 +16,34 @@ from .greedy import GreedyConfig, GreedySearch
 from .mcts import MctsConfig, MctsSearch
 
 
+def _policy_temperature(config: BaseModel, temperature: float) -> BaseModel:
+    return config.model_copy(update={"temperature": temperature})
+
+
+def _generators_temperature(config: BaseModel, temperature: float) -> BaseModel:
+    assert isinstance(config, ActionAwareConfig)
+    return config.model_copy(update={"generation": config.generation.model_copy(update={"temperature": temperature})})
+
+
 @dataclass(frozen=True)
 class StrategySpec:
     build: Callable[[Any], SearchStrategy]
     config: type[BaseModel]
     summary: str
+    # Its settings with the policy sampling its actions at another temperature.
+    with_temperature: Callable[[BaseModel, float], BaseModel] = _policy_temperature
 
-    def make(self, options: BaseModel | None = None, *, max_steps: int | None = None) -> SearchStrategy:
-        """The strategy with `options` (its defaults if None) and, if given, `max_steps` as its step limit."""
+    def make(self, options: BaseModel | None = None, *, max_steps: int | None = None,
+             temperature: float | None = None) -> SearchStrategy:
+        """The strategy with `options` (its defaults if None) and, if given, `max_steps` as its step limit and
+        `temperature` as its policy's."""
         config = options if options is not None else self.config()
         if not isinstance(config, self.config):
             raise TypeError(f"expected {self.config.__name__} settings, got {type(config).__name__}")
         if max_steps is not None:
             config = config.model_copy(update={"max_steps": max_steps})
+        if temperature is not None:
+            config = self.with_temperature(config, temperature)
         return self.build(config)
 
 
@@ -36,7 +51,8 @@ STRATEGIES: dict[str, StrategySpec] = {
     "greedy": StrategySpec(GreedySearch, GreedyConfig, "one action at a time (WebArena's CoT agent)"),
     "best_first": StrategySpec(BestFirstSearch, BestFirstConfig, "states scored by a value function (Koh et al.)"),
     "action_aware": StrategySpec(ActionAwareSearch, ActionAwareConfig,
-                                 "actions scored before they run, safe ones first (WebOperator)"),
+                                 "actions scored before they run, safe ones first (WebOperator)",
+                                 _generators_temperature),
     "mcts": StrategySpec(MctsSearch, MctsConfig,
                          "a plan of subtasks, each searched by MCTS with reflections (WebPilot)"),
 }
