@@ -110,7 +110,7 @@ class TaskResult(BaseModel):
         return not self.eval_error
 
 
-# (strategy, model, with examples, version, task id)
+# (strategy, model, with examples, temperature, version, task id)
 ResultKey = tuple[str, str, bool, float | None, str, int]
 
 
