@@ -48,6 +48,7 @@ from .strategies import strategy_spec
 from .trace import SearchTrace
 from .tree import SearchTree
 from .urlcheck import UrlProbe
+from .waiting import ModelWait
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class SearchAgent:
         shown_task = mask_task(task)
         secrets = SecretKeeper(task_secrets(task))
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state, secrets)
-        roles = self.roles.for_run(budget, before, on_call=trace.model_called)
+        roles = self.roles.for_run(budget, before, on_call=trace.model_called, wait=ModelWait(trace.progress))
         # A page longer than the model's prompt has room for is shown around its viewport.
         env.text_chars = observation_chars(roles.policy.config)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
@@ -141,6 +142,7 @@ class SearchAgent:
             await reporter.progress(run_id, f"resuming run {run_id} in tab {env.tab_id}")
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
             f", backtracking {self.config.backtrack}" if strategy.backtracks else "") + (
+            f", temperature {self.config.temperature:g}" if self.config.temperature is not None else "") + (
             f", limits: {self.config.limits.describe()}"))
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,

@@ -15,6 +15,7 @@ from ..core.mistakes import MistakeCounts, MistakeKind
 from ..core.status import Role
 from ..core.usage import Usage
 from ..llm import ChatMessage, Completion, LLMConfig
+from .waiting import ModelWait
 
 
 class Completer(ChatModel, Protocol):
@@ -69,6 +70,8 @@ class RoleModel:
     # What went wrong in this role's answers (core/mistakes.py), noted by the code that reads them.
     mistakes: Counter[MistakeKind] = field(default_factory=Counter)
     on_call: CallListener | None = None
+    # Told of each call while it is under way, to say that the run waits on a slow model.
+    wait: ModelWait | None = None
 
     def noted(self, kind: MistakeKind, count: int = 1) -> None:
         """One more mistake of `kind` in this role's answers (or `count` more)."""
@@ -97,6 +100,7 @@ class RoleModel:
         budget = self.budget
         held = budget.reserve(n, n * (tokens + answer)) if budget is not None else None
         started = time.monotonic()
+        waiting = self.wait.started(self.role, tokens) if self.wait is not None else None
         try:
             completion = await complete_fitting(
                 self.client, messages, n=n, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
@@ -106,6 +110,9 @@ class RoleModel:
             if budget is not None and held is not None:
                 budget.settle(held, None)
             raise
+        finally:
+            if self.wait is not None and waiting is not None:
+                self.wait.ended(waiting)
         if budget is not None and held is not None:
             budget.settle(held, completion.usage)
         self.usage = self.usage + completion.usage
@@ -136,12 +143,12 @@ class ModelRoles:
         return self.planner
 
     def for_run(self, budget: RunBudget, before: Mapping[Role, Usage] | None = None,
-                on_call: CallListener | None = None) -> ModelRoles:
+                on_call: CallListener | None = None, wait: ModelWait | None = None) -> ModelRoles:
         """The same clients seen by one run: usage counted from zero (or from what a resumed run had used before),
-        every call held to `budget` and reported to `on_call`."""
+        every call held to `budget`, reported to `on_call` and, while it is under way, to `wait`."""
         before = before or {}
         return ModelRoles(*(RoleModel(m.client, m.role, usage=before.get(m.role, Usage()), budget=budget,
-                                      on_call=on_call)
+                                      on_call=on_call, wait=wait)
                             for m in self.by_role().values()))
 
     def usage(self) -> dict[Role, Usage]:
