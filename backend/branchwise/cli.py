@@ -651,11 +651,12 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     if not tasks:
         raise UsageError("no tasks in " + ", ".join(map(str, args.tasks)))
     results = args.out / RESULTS_FILE
+    strategy = args.strategy + (f" at temperature {args.temperature:g}" if args.temperature is not None else "")
     name = eval_model_name(args)
     if name is not None and {t.task_id for t in tasks} <= done_tasks(results, args.strategy, name, args.examples,
                                                                          args.temperature):
         # A finished eval run again (a benchmark's loop resuming) costs nothing: a local model takes seconds to load.
-        say(f"Nothing to run: all {len(tasks)} task(s) have a result under {args.strategy} with {name} in {results}")
+        say(f"Nothing to run: all {len(tasks)} task(s) have a result under {strategy} with {name} in {results}")
         return EXIT_OK
     chromium = chromium_config(args)
     assert chromium is not None, "eval always launches its own Chromium"
@@ -668,7 +669,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
             "sandbox:gitlab)")
     async with eval_model(args, tasks) as model:
         say(f"Model: {model.description}")
-        say(f"Evaluating {len(tasks)} task(s) with {args.strategy}; destructive actions: "
+        say(f"Evaluating {len(tasks)} task(s) with {strategy}; destructive actions: "
             f"{'all approved' if options.approve else 'all denied'} (--approve {args.approve})")
         try:
             await run_eval(tasks, model, options, args.out, say, workers=args.workers)
@@ -676,7 +677,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
         finished = done_tasks(results, args.strategy, model.client.config.model, options.examples,
                               options.temperature)
-    say(f"Results for {args.strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
+    say(f"Results for {strategy} in {results}: {len(finished & {t.task_id for t in tasks})} of {len(tasks)} "
         "task(s) evaluated")
     return EXIT_OK
 
