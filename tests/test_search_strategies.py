@@ -359,6 +359,8 @@ def test_action_aware_defers_a_lone_stop_and_gives_it_from_its_own_page(tmp_path
     back = next(n for n in run.stored.nodes if n.url == HOME_URL and n.parent_id is not None)
     assert (back.status, back.note) == ("dead", "led back to the page of #0"), "show says why it was not explored"
     assert "deferred until 2 agree" in run.shown
+    # All three generators proposed the click: its reward is their sum, and the line says so.
+    assert "#0: 1 candidate(s): click [1] [" in run.shown and " (3 generators)\n" in run.shown
 
 
 def test_action_aware_gives_the_best_rewarded_answer_not_the_most_frequent(tmp_path: Path) -> None:

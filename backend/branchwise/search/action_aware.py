@@ -177,10 +177,12 @@ class _Run:
         node.status = "expanded"
         ctx.state.frontier = list(self.queue)
         await ctx.trace.node(node)
+        # A reward above 1 is WebOperator's sum over the generators that proposed the same action: say how many.
         await ctx.trace.progress(
             f"#{node.id}: {len(kept)} candidate(s): "
-            + "; ".join(f"{i.action_text} [{i.action_class.value}] r={i.reward:.2f}"
-                        for i in self.queue if i.node_id == node.id)
+            + "; ".join(f"{c.action_text} [{k.action_class.value}] r={c.score:.2f}"
+                        + (f" ({c.count} generators)" if c.count > 1 else "")
+                        for (c, _), k in zip(kept, classifications, strict=True))
         )
 
     async def choose(self) -> FrontierItem | None:
