@@ -160,6 +160,7 @@ def test_invalid_construction() -> None:
         ("scroll UP", Scroll("up")),
         ("scroll down [1]", Scroll("down")),
         ("scroll up [1] [500]", Scroll("up")),
+        ("scroll [down] [1]", Scroll("down")),
         ("select_option [12] [Blue]", SelectOption(12, ("Blue",))),
         ("select_option [12] [Blue] [Red]", SelectOption(12, ("Blue", "Red"))),
         ("select_option [12] [Size [L]]", SelectOption(12, ("Size [L]",))),

@@ -165,7 +165,12 @@ def test_temperature_sets_the_policys_over_the_profiles(strategy: str, own: floa
                                           *flags, "--data-dir", str(tmp_path)], {}))
         built: Any = make_strategy(search_config(strategy, temperature=options.temperature))
         config = built.config
-        return float(config.generation.temperature if strategy == "action_aware" else config.temperature)
+        if strategy == "action_aware":
+            return float(config.generation.temperature)
+        if strategy == "mcts":
+            assert config.temperature == own, "WebPilot's other agents keep theirs"
+            return float(own if config.explorer_temperature is None else config.explorer_temperature)
+        return float(config.temperature)
 
     assert policy_temperature([]) == own
     assert policy_temperature(["--temperature", "0"]) == 0.0

@@ -128,4 +128,5 @@ def test_a_tasks_retrieval_draws_on_the_sites_demonstrations_and_never_on_the_ev
     for examples in (True, False):
         config = task_search_config(task, EvalOptions(strategy="action_aware", examples=examples, max_steps=10))
         assert (config.past_runs, config.examples, config.site) == (False, examples, sandbox_site("gitlab"))
-        assert (config.strategy, config.max_steps) == ("action_aware", 10)
+        assert (config.strategy, config.max_steps, config.temperature) == ("action_aware", 10, None)
+    assert task_search_config(task, EvalOptions(temperature=0.0)).temperature == 0.0, "eval --temperature reaches it"

@@ -110,11 +110,11 @@ def test_a_refusal_says_which_kind_of_mistake_it_is() -> None:
     refused: list[tuple[Action, PageView | None, ActionSpace]] = [
         (Click(1), ARTICLE, ActionSpace()), (Click(42), ARTICLE, ActionSpace()),
         (Type(2, "x", False), ARTICLE, ActionSpace()), (Stop("$7"), None, ActionSpace(seen_numbers=frozenset())),
-        (GoBack(), None, ActionSpace(can_go_back=False))]
+        (GoBack(), None, ActionSpace(can_go_back=False)), (Click(3), FORM, ActionSpace())]
     kinds = {action: refusal.kind for action, page, space in refused
              if (refusal := validate_action(action, page, space)) is not None}
     assert kinds == {Click(1): "inert_click", Click(42): "unknown_element", Type(2, "x", False): "invalid_action",
-                     Stop("$7"): "ungrounded_answer", GoBack(): "invalid_action"}
+                     Stop("$7"): "ungrounded_answer", GoBack(): "invalid_action", Click(3): "invalid_action"}
 
 
 def test_type_needs_a_text_field() -> None:

@@ -66,12 +66,35 @@ def test_calls_made_at_once_share_one_line() -> None:
     assert len(said) == 1 and said[0].startswith("waiting on the model: 3 calls (reward ×2, policy), the oldest "), said
 
 
-def test_a_failing_line_does_not_fail_the_call() -> None:
+def test_a_line_that_fails_is_said_again_later() -> None:
+    tries: list[str] = []
+
     async def say(text: str) -> None:
+        tries.append(text)
         raise ConnectionError("the side panel went away")
 
     async def main() -> str:
         wait = ModelWait(say, first_s=0.05, every_s=0.05)
-        return (await RoleModel(SlowModel(0.2), "policy", wait=wait).complete(ASK)).text
+        return (await RoleModel(SlowModel(0.3), "policy", wait=wait).complete(ASK)).text
 
     assert asyncio.run(main()) == "ok"
+    assert len(tries) >= 2, tries
+
+
+def test_calls_a_run_left_under_way_are_not_said_to_be_waited_on_after_it_ended() -> None:
+    """A generator still answering after its sibling failed the run: the run's end closes the waiting."""
+    said: list[str] = []
+
+    async def say(text: str) -> None:
+        said.append(text)
+
+    async def main() -> None:
+        wait = ModelWait(say, first_s=0.05, every_s=0.05)
+        left = asyncio.create_task(RoleModel(SlowModel(0.4), "reward", wait=wait).complete(ASK))
+        await asyncio.sleep(0.02)
+        wait.close()
+        await RoleModel(SlowModel(0.2), "policy", wait=wait).complete(ASK)
+        await left
+
+    asyncio.run(main())
+    assert said == []

@@ -532,8 +532,8 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
                              "prompt variations)")
     parser.add_argument("--temperature", type=temperature, default=None, metavar="T",
                         help="the temperature the policy samples its actions at, 0 to 2 (default: the strategy's own, "
-                             "its paper's: greedy and best_first 1.0, action_aware's generators 0.7, mcts 0.3); 0 "
-                             "gives the same action on the same page")
+                             "its paper's: greedy and best_first 1.0, action_aware's generators 0.7, mcts's Explorer "
+                             "0.3); 0 gives the same action on the same page, and a search's samples then agree")
     add_limit_args(parser)
 
 
@@ -560,7 +560,7 @@ def temperature(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0.0 <= value <= 2.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {value:g}")
-    return value
+    return value + 0.0  # -0 is 0
 
 
 def positive_int(text: str) -> int:

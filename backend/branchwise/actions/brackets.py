@@ -178,7 +178,8 @@ def _press(rest: str) -> Press:
 
 
 def _scroll(rest: str) -> Scroll:
-    inner = _bracketed(rest)
+    groups = _groups(rest)
+    inner = groups[0] if groups and len(groups) > 1 else _bracketed(rest)  # `scroll [down] [1]`: the amount goes
     bare = _BARE_DIRECTION.fullmatch(rest) if inner is None else None
     if bare is not None:
         if bare.group(2):

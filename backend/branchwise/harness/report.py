@@ -182,9 +182,9 @@ def _latest(read: Sequence[_Folder]) -> list[TaskResult]:
 
 
 def load_results(folders: Iterable[Path | Source]) -> list[TaskResult]:
-    """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, task) appears more than
-    once, the last wins. Model times are measured again from the folder's run store, where the runs' calls are kept
-    (results written before `model_wait_s` summed calls made at once)."""
+    """Every result in each folder's results.jsonl; when a (strategy, model, examples or not, temperature, task)
+    appears more than once, the last wins. Model times are measured again from the folder's run store, where the
+    runs' calls are kept (results written before `model_wait_s` summed calls made at once)."""
     return _latest(_read(folders))
 
 

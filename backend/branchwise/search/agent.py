@@ -133,7 +133,8 @@ class SearchAgent:
         shown_task = mask_task(task)
         secrets = SecretKeeper(task_secrets(task))
         trace = SearchTrace(run_id, strategy.name, reporter, self.store, state, secrets)
-        roles = self.roles.for_run(budget, before, on_call=trace.model_called, wait=ModelWait(trace.progress))
+        wait = ModelWait(trace.progress)
+        roles = self.roles.for_run(budget, before, on_call=trace.model_called, wait=wait)
         # A page longer than the model's prompt has room for is shown around its viewport.
         env.text_chars = observation_chars(roles.policy.config)
         result = RunResult(run_id=run_id, task=shown_task, status="failed", model=self.roles.policy.config.model)
@@ -191,6 +192,7 @@ class SearchAgent:
             log.exception("run %s failed", run_id)
             outcome = SearchOutcome("failed", reason=f"{type(exc).__name__}: {exc}")
         finally:
+            wait.close()
             result.status = cancelled or outcome.status
             result.answer, result.reason = outcome.answer, outcome.reason
             # A resumed run's roles count from what it had used before it was interrupted; a role this strategy does

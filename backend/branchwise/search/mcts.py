@@ -90,6 +90,8 @@ class MctsConfig(BaseModel):
     branches: int = Field(default=3, ge=1)
     exploration: float = Field(default=5.0, ge=0.0)
     temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+    # The Explorer's, the one agent that proposes actions (`--temperature`); None: `temperature`, as every agent's.
+    explorer_temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     simulate: bool = True
     # S = w_eff·S_eff + (1 − w_eff)·S_fut; with a simulation, (1 − w_sim)·S + w_sim·S_simulated (the paper's code).
     effectiveness_weight: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -385,7 +387,8 @@ class _Run:
         messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt,
                                       unavailable=unavailable_actions(node.page, node.space))
         policy = ctx.roles.policy
-        text = await self._ask(policy, messages)
+        explorer = config.temperature if config.explorer_temperature is None else config.explorer_temperature
+        text = (await policy.complete(messages, temperature=explorer)).text
         try:
             parsed = parse_response(text)
         except ActionParseError:

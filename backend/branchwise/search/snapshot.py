@@ -106,8 +106,9 @@ def outline(page: PageView) -> tuple[OutlineLine, ...]:
 # What differs between two observations of the same state: element ids (new on every load), focus, and the header's
 # URL line (the URL is compared without its fragment).
 _VOLATILE_TEXT = re.compile(r"\[\d+\] | focused: True\b|^URL: .*$", re.M)
-# Whether a combobox is open, as `_volatile` has it for a native <select>. The text does not say which kind of popup a
-# combobox has; a scripted one that opens shows its options as lines of their own, which still count.
+# Whether a combobox is open: `_volatile` ignores it for a native <select> only, but the text does not say which kind
+# of popup a combobox has, so here it is ignored for every combobox. A scripted one that opens shows its options as
+# lines of their own, which still count; one whose popup shows none (loaded later, a dialog) keys alike open or shut.
 _COMBOBOX_EXPANDED = re.compile(r"^(\s*\[\d+\] combobox .*?) expanded: (?:True|False)\b", re.M)
 
 

@@ -17,7 +17,13 @@ from .mcts import MctsConfig, MctsSearch
 
 
 def _policy_temperature(config: BaseModel, temperature: float) -> BaseModel:
+    assert "temperature" in type(config).model_fields, f"{type(config).__name__} has no policy temperature"
     return config.model_copy(update={"temperature": temperature})
+
+
+def _explorer_temperature(config: BaseModel, temperature: float) -> BaseModel:
+    assert isinstance(config, MctsConfig)
+    return config.model_copy(update={"explorer_temperature": temperature})
 
 
 def _generators_temperature(config: BaseModel, temperature: float) -> BaseModel:
@@ -54,7 +60,8 @@ STRATEGIES: dict[str, StrategySpec] = {
                                  "actions scored before they run, safe ones first (WebOperator)",
                                  _generators_temperature),
     "mcts": StrategySpec(MctsSearch, MctsConfig,
-                         "a plan of subtasks, each searched by MCTS with reflections (WebPilot)"),
+                         "a plan of subtasks, each searched by MCTS with reflections (WebPilot)",
+                         _explorer_temperature),
 }
 
 

@@ -37,14 +37,24 @@ class ModelWait:
         self._ids = itertools.count()
         self._telling: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self._closed = False
 
     def started(self, role: Role, prompt_tokens: int) -> int:
         """A call went to the model; the number to end it with."""
         call_id = next(self._ids)
+        if self._closed:
+            return call_id
         self._calls[call_id] = _Call(role, prompt_tokens, time.monotonic())
         if self._telling is None or self._telling.done():
             self._telling = asyncio.create_task(self._tell())
         return call_id
+
+    def close(self) -> None:
+        """The run has ended: calls it left under way (a sibling of a failed one, still answering) are no longer
+        said to be waited on."""
+        self._closed = True
+        self._calls.clear()
+        self._changed.set()
 
     def ended(self, call_id: int) -> None:
         self._calls.pop(call_id, None)

@@ -111,7 +111,7 @@ class Position:
 
 @dataclass
 class Progress:
-    """One task's reference steps and what the model remembers proposing: action signature -> position after it."""
+    """One task's reference steps and what the model remembers proposing: action signature -> positions after it."""
 
     steps: tuple[SolutionStep, ...]
     # A signature in words may take several steps (`click link 'Next'` on two pages of a listing): every position
