@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 EXPECTED = {
     "none": ("finished", "answered: Added", 1),
     "model 500": ("failed", "the model could not be used", 0),
-    "garbage after": ("failed", "3 invalid actions in a row", 1),
+    "garbage after": ("failed", "3 answers in a row with no valid action", 1),
     "tab closed": ("failed", "the working tab was closed", 1),
     "worker stopped": ("finished", "answered: Added", 1),
     # The add cut off by the worker's restart: the cart the tab shows once it is back says it ran.

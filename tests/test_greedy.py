@@ -148,23 +148,41 @@ def test_a_run_that_flounders_on_a_page_that_did_not_load_says_so_first(scripted
     result, _ = run_agent(scripted, DownEnv())
     assert result.status == "failed"
     assert result.reason.startswith("stopped: http://shop.test/ does not load (the browser shows its error page")
-    assert "3 invalid actions in a row" in result.reason
+    assert "3 answers in a row with no valid action" in result.reason
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply="I am not sure what to do here.")]], indirect=True)
 def test_three_unparseable_answers_in_a_row_stop_the_run_and_are_fed_back(scripted: ScriptedModelServer) -> None:
     result, _ = run_agent(scripted, SiteEnv())
-    assert result.status == "failed" and "3 invalid actions in a row" in result.reason
+    assert result.status == "failed" and "3 answers in a row with no valid action" in result.reason
     assert len(result.steps) == 3 and all(s.error.startswith("invalid answer") for s in result.steps)
     assert "your last answer had no valid action" in scripted.requests()[1].last_user
     assert result.mistakes == {"policy": {"unparseable": 3}}
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)
-def test_failed_actions_are_fed_back_and_count_as_invalid(scripted: ScriptedModelServer) -> None:
-    result, _ = run_agent(scripted, SiteEnv(), max_repeats=10)
+def test_failed_actions_are_fed_back_and_end_the_run_only_when_proposed_again_and_again(
+        scripted: ScriptedModelServer) -> None:
+    env = SiteEnv()
+    result, _ = run_agent(scripted, env, max_repeats=5)
     assert "click [8] (it failed: the element is no longer on the page)" in scripted.requests()[1].last_user
-    assert result.status == "failed" and "invalid actions in a row" in result.reason
+    assert result.status == "failed" and "`click [8]` was proposed 6 times on the same page" in result.reason
+    assert env.executed == ["click [8]"] * 5
+
+
+@pytest.mark.parametrize("scripted", [[Rule(replies=[cot("goto [ftp://shop.test/]"), cot("tab_focus [3]"),
+                                                     cot("goto [ftp://shop.test/a]"), cot("click [7]"),
+                                                     cot("stop [$54.10]")])]], indirect=True)
+def test_refused_actions_are_fed_back_and_the_run_goes_on(scripted: ScriptedModelServer) -> None:
+    """Three refusals in a row: WebArena's agent would have run on (its early stop counts answers that do not parse),
+    and so does this one, to the answer."""
+    env = SiteEnv()
+    result, _ = run_agent(scripted, env)
+    assert "goto [ftp://shop.test/] (it cannot be done: ftp://shop.test/ is not an http(s) address)" in (
+        scripted.requests()[1].last_user)
+    assert result.status == "finished" and result.answer == "$54.10"
+    assert env.executed == ["click [7]"]
+    assert result.mistakes == {"policy": {"invalid_action": 3}}
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("scroll [down]"))]], indirect=True)
@@ -234,9 +252,9 @@ def test_a_run_whose_record_cannot_be_written_stops_with_the_reason(
 ], indirect=["scripted"])
 def test_show_says_why_each_step_failed_or_never_ran(scripted: ScriptedModelServer, store: RunStore, status: str,
                                                     note: str) -> None:
-    run_agent(scripted, SiteEnv(), store, max_repeats=10)
+    run_agent(scripted, SiteEnv(), store, max_repeats=2)
     stored = store.load_run("r1")
-    assert [(n.status, n.note[:len(note)]) for n in stored.nodes[1:]] == [(status, note)] * 3
+    assert [(n.status, n.note[:len(note)]) for n in stored.nodes[1:3]] == [(status, note)] * 2
     assert f"{status} ({note}" in format_run(stored)
 
 
@@ -292,14 +310,15 @@ def test_every_model_call_is_kept_with_its_time_and_reply_and_shown_with_calls(s
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)
 def test_a_failed_run_is_recorded_with_its_reason(scripted: ScriptedModelServer, store: RunStore) -> None:
-    result, _ = run_agent(scripted, SiteEnv(), store, max_repeats=10)
+    result, _ = run_agent(scripted, SiteEnv(), store, max_repeats=2)
     assert result.status == "failed"
     stored = store.load_run("r1")
     assert (stored.run.status, stored.run.reason) == ("failed", result.reason)
-    assert [(n.action_text, n.status) for n in stored.nodes[1:]] == [("click [8]", "dead")] * 3
+    assert [(n.action_text, n.status) for n in stored.nodes[1:]] == [("click [8]", "dead")] * 2 + [
+        ("click [8]", "invalid")]
     assert stored.usage[0].calls == 3
     shown = format_run(stored)
-    assert "Run r1: failed" in shown and "Reason:    stopped early: 3 invalid actions in a row" in shown
+    assert "Run r1: failed" in shown and "Reason:    stopped early: `click [8]` was proposed 3 times" in shown
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply="I am not sure what to do here.")]], indirect=True)

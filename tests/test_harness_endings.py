@@ -33,6 +33,8 @@ def result(status: str, score: float, answer: str = "", reason: str = "", *, eva
     (result("failed", 0.0, "", "stopped early: 3 invalid actions in a row (last: not run: there is no element "
             "[375] on this page)"), "stuck"),
     (result("failed", 0.0, "", "stopped early: `hover [13]` was proposed 3 times on the same page"), "stuck"),
+    (result("failed", 0.0, "", "stopped early: 3 answers in a row with no valid action (last: invalid answer: "
+            "Unknown action 'i'.)"), "stuck"),
     (result("failed", 0.0, "", "stopped: http://127.0.0.1:40001/cart/add does not load (the browser shows its error "
             "page: no connection or no such host); stopped early: 3 invalid actions in a row (last: ...)"),
      "failed otherwise"),

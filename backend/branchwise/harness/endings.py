@@ -25,7 +25,7 @@ ENDING_NOTES: dict[Ending, str] = {
     "no answer": "finished without answering a question that needed one",
     "limit reached": "a limit (time, model calls, tokens, steps, search rounds, subtasks) stopped the run; any answer "
                      "it then gave was wrong",
-    "stuck": "stopped early: invalid actions in a row, or the same action proposed again and again",
+    "stuck": "stopped early: answers with no valid action in a row, or the same action proposed again and again",
     "gave up": "the search ran out of ways on: no state better than the start, no candidate left, the plans spent",
     "failed otherwise": "the browser, the site, the model server or the backend stopped the run, or the user did",
     "not evaluated": "the task could not be set up or judged (out of the rates)",

@@ -1,10 +1,13 @@
 """The greedy ReAct agent (WebArena's CoT baseline) as a strategy: observe, ask the model for an action, run it, repeat.
 
 Its tree is a line: each step's node is the child of the last, whether the action ran ("open"), the page refused it
-("dead"), or it never ran ("invalid": an unparseable answer, shown on the same page). Early stops follow WebArena: the
-same action proposed too often on an unchanged page, too many invalid actions in a row (unparseable answers and
-actions the page refused both count), or the step limit. There is no classifier: under the network gate every
-mutating request the run makes is held and the user asked.
+("dead"), or it never ran ("invalid": an unparseable answer, shown on the same page). Early stops follow WebArena's
+(`parsing_failure_th`, `repeating_action_failure_th`): too many answers in a row with no action in them, the same
+action proposed too often on an unchanged page (refused or not), or the step limit. An action the page refuses (an id
+it does not have, a click on a line that is no control) is fed back and costs a step, but does not end the run by
+itself: counted with the unparseable answers, as they were, refusals in a row ended 8 of the first 19 runs of the
+greedy temperature comparison with the local 1.5B model (BENCHMARKS.md). There is no classifier: under the network
+gate every mutating request the run makes is held and the user asked.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ class GreedyConfig(BaseModel):
     max_steps: int = Field(default=30, ge=1)
     # WebArena stops when the same action repeats more than this on one observation.
     max_repeats: int = Field(default=3, ge=1)
-    max_invalid_in_a_row: int = Field(default=3, ge=1)
+    # WebArena's parsing_failure_th: answers with no valid action in a row.
+    max_unparseable_in_a_row: int = Field(default=3, ge=1)
     temperature: float = 1.0
     prompt: PromptConfig = PromptConfig()
     # With --examples: the retrieved steps shown in every prompt.
@@ -65,7 +69,7 @@ class GreedySearch:
         repeats: Counter[tuple[str, str]] = Counter()
         # Per page, the answers refused there: given again on that page (not on a later one), their numbers are taken.
         regiven: defaultdict[str, str] = defaultdict(str)
-        invalid_in_a_row = 0
+        unparseable_in_a_row = 0
         outcome: SearchOutcome | None = None
         # A resumed run has taken the steps of its recorded path already.
         for _ in range(config.max_steps - root.depth):
@@ -86,8 +90,9 @@ class GreedySearch:
                 await _invalid(ctx, node, ctx.secrets.scrub(completion.text.strip())[-500:],
                                f"invalid answer: {problem}")
                 previous = f"None (your last answer had no valid action: {problem})"
-                invalid_in_a_row += 1
+                unparseable_in_a_row += 1
             else:
+                unparseable_in_a_row = 0
                 # From here on a typed password or card number shows as [••••••] (history, logs, store, --json).
                 action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
                 if parsed.dropped:
@@ -102,6 +107,11 @@ class GreedySearch:
                     await answer_at(ctx, end)
                     return SearchOutcome("finished", answer=action.answer)
                 repeats[(node.state, item.action_text)] += 1
+                if repeats[(node.state, item.action_text)] > config.max_repeats:
+                    await _invalid(ctx, node, thought, "same action repeated on an unchanged page", item.action_text)
+                    outcome = SearchOutcome("failed", reason=f"stopped early: `{item.action_text}` was proposed "
+                                                             f"{config.max_repeats + 1} times on the same page")
+                    break
                 if refusal is not None:
                     # Not run: an element id the page does not have, a disabled one, a scroll with nowhere to go, an
                     # answer with a number no page showed (taken if given again: the model may have counted it).
@@ -110,31 +120,24 @@ class GreedySearch:
                         regiven[node.state] += f" {action.answer}"
                     await _invalid(ctx, node, thought, f"not run: {refusal}", item.action_text)
                     previous = f"{item.action_text} (it cannot be done: {refusal})"
-                    invalid_in_a_row += 1
-                elif repeats[(node.state, item.action_text)] > config.max_repeats:
-                    await _invalid(ctx, node, thought, "same action repeated on an unchanged page", item.action_text)
-                    outcome = SearchOutcome("failed", reason=f"stopped early: `{item.action_text}` was proposed "
-                                                             f"{config.max_repeats + 1} times on the same page")
-                    break
                 else:
                     step = await advance(ctx, node, item, recognise_revisits=False)
                     if step.node is not None:
                         await _unjudged(ctx, step.node)
                     if step.node is not None and step.node.status != "dead":
-                        invalid_in_a_row = 0
                         # Said, so that a small model does not try the same thing again (it would, verbatim). In
                         # words, without the element's id: the next page numbers its elements anew.
                         unchanged = step.node.state == node.state
                         done = words_for(item.action, target_locator(node, item.action), ctx.secrets.scrub)
                         previous = done + (" (done, but the page did not change)" if unchanged else "")
                     else:
-                        invalid_in_a_row += 1
                         error = ctx.steps[-1].error if step.node is not None else step.reason
                         if step.node is None:
                             await _invalid(ctx, node, thought, error, item.action_text)
                         previous = f"{item.action_text} (it failed: {error})"
-            if invalid_in_a_row >= config.max_invalid_in_a_row:
-                reason = f"stopped early: {invalid_in_a_row} invalid actions in a row (last: {ctx.steps[-1].error})"
+            if unparseable_in_a_row >= config.max_unparseable_in_a_row:
+                reason = (f"stopped early: {unparseable_in_a_row} answers in a row with no valid action (last: "
+                          f"{ctx.steps[-1].error})")
                 live = ctx.env.last
                 failure = load_failure(live.url, live.navigation) if live is not None else None
                 # The model flounders on a page that did not load: that, not the model, is what the user can fix.
