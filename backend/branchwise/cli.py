@@ -533,7 +533,7 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=temperature, default=None, metavar="T",
                         help="the temperature the policy samples its actions at, 0 to 2 (default: the strategy's own, "
                              "its paper's: greedy and best_first 1.0, action_aware's generators 0.7, mcts's Explorer "
-                             "0.3); 0 gives the same action on the same page, and a search's samples then agree")
+                             "0.3); 0 takes the model's likeliest answer, and a search's samples then mostly agree")
     add_limit_args(parser)
 
 
