@@ -5,7 +5,7 @@ Its tree is a line: each step's node is the child of the last, whether the actio
 (`parsing_failure_th`, `repeating_action_failure_th`): too many answers in a row with no action in them, the same
 action proposed too often on an unchanged page (refused or not), or the step limit. An action the page refuses (an id
 it does not have, a click on a line that is no control) is fed back and costs a step, but does not end the run by
-itself: counted with the unparseable answers, as they were, refusals in a row ended 10 of 22 runs of the
+itself: counted with the unparseable answers, as they were, refusals in a row ended 12 of 24 runs of the
 greedy temperature comparison with the local 1.5B model (BENCHMARKS.md). There is no classifier: under the network
 gate every mutating request the run makes is held and the user asked.
 """
