@@ -24,17 +24,20 @@ class SlowModel(FakeModel):
         return await super().complete(messages)
 
 
+class Said(list[str]):
+    """The lines a run said, in order."""
+
+    async def __call__(self, text: str) -> None:
+        self.append(text)
+
+
 ASK = [ChatMessage(role="user", content="x" * 400)]
 
 
 def test_a_long_call_is_said_to_be_waited_on_until_it_is_answered() -> None:
-    said: list[str] = []
-
-    async def say(text: str) -> None:
-        said.append(text)
-
+    said = Said()
     async def main() -> None:
-        wait = ModelWait(say, first_s=0.1, every_s=0.2)
+        wait = ModelWait(said, first_s=0.1, every_s=0.2)
         policy = RoleModel(SlowModel(0.45), "policy", wait=wait)
         await policy.complete(ASK)
         told = len(said)
@@ -51,13 +54,9 @@ def test_a_long_call_is_said_to_be_waited_on_until_it_is_answered() -> None:
 
 
 def test_calls_made_at_once_share_one_line() -> None:
-    said: list[str] = []
-
-    async def say(text: str) -> None:
-        said.append(text)
-
+    said = Said()
     async def main() -> None:
-        wait = ModelWait(say, first_s=0.1, every_s=10.0)
+        wait = ModelWait(said, first_s=0.1, every_s=10.0)
         reward = RoleModel(SlowModel(0.25), "reward", wait=wait)
         policy = RoleModel(SlowModel(0.25), "policy", wait=wait)
         await asyncio.gather(reward.complete(ASK), reward.complete(ASK), policy.complete(ASK))
@@ -83,13 +82,9 @@ def test_a_line_that_fails_is_said_again_later() -> None:
 
 def test_calls_a_run_left_under_way_are_not_said_to_be_waited_on_after_it_ended() -> None:
     """A generator still answering after its sibling failed the run: the run's end closes the waiting."""
-    said: list[str] = []
-
-    async def say(text: str) -> None:
-        said.append(text)
-
+    said = Said()
     async def main() -> None:
-        wait = ModelWait(say, first_s=0.05, every_s=0.05)
+        wait = ModelWait(said, first_s=0.05, every_s=0.05)
         left = asyncio.create_task(RoleModel(SlowModel(0.4), "reward", wait=wait).complete(ASK))
         await asyncio.sleep(0.02)
         wait.close()

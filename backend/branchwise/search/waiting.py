@@ -33,6 +33,7 @@ class ModelWait:
         self.say = say
         self.first_s = first_s
         self.every_s = every_s
+        # In the order they started: the first is the oldest.
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
         self._telling: asyncio.Task[None] | None = None
@@ -63,7 +64,7 @@ class ModelWait:
     def line(self, now: float) -> str:
         """`waiting on the model: the policy's call, 45 s so far (3,996 prompt tokens)`, or for several calls at once
         `waiting on the model: 3 calls (reward ×3), the oldest 45 s so far`."""
-        calls = sorted(self._calls.values(), key=lambda c: c.started)
+        calls = list(self._calls.values())
         waited = f"{now - calls[0].started:.0f} s so far"
         if len(calls) == 1:
             only = calls[0]
@@ -76,7 +77,7 @@ class ModelWait:
         told_at: float | None = None
         while self._calls:
             now = time.monotonic()
-            oldest = min(c.started for c in self._calls.values())
+            oldest = next(iter(self._calls.values())).started
             due = oldest + self.first_s if told_at is None or told_at < oldest else told_at + self.every_s
             if now < due:
                 self._changed.clear()
