@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from branchwise.cli import cli_approver, main, parse_args, run_options
+from branchwise.cli import cli_approver, main, parse_args, resumed_options, run_options
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
 from branchwise.core.usage import Usage
 from branchwise.search.agent import SearchConfig, make_strategy
 from branchwise.search.profiles import search_config
+from branchwise.search.resume import resume_point
 from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, default_store_path
 
 
@@ -229,3 +230,27 @@ def test_show_calls_prints_what_the_model_was_asked_and_answered(tmp_path: Path)
     assert "\n  reply: Thoughts: not yet.\n    Status: failure" in proc.stdout
     assert "Tree (" not in proc.stdout
     assert "Tree (" in branchwise("show", "r1", tmp_path=tmp_path).stdout
+
+
+@pytest.mark.parametrize(("recorded", "resumed"), [("paper", "paper"), ("", "laptop"), ("retired", "laptop")])
+def test_a_resumed_run_plans_as_it_was_started_within_the_limits_given_now(tmp_path: Path, recorded: str,
+                                                                          resumed: str) -> None:
+    """Its strategy, backtracking, profile, temperature and retrieved steps are the recorded ones; the step limit is
+    the one given to `resume`. A run from before profiles were recorded, or under one since removed, takes the
+    default."""
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        store.start_run(RunRecord(run_id="r1", task="Add the book to my cart", strategy="best_first",
+                                  backtrack_mode="naive", profile=recorded, temperature=0.0, examples=True, tab_id=5))
+        store.upsert_node(NodeRecord(run_id="r1", node_id=0, url="http://shop.test/", observation_text="[1] link"))
+        store.finish_run("r1", "interrupted")
+        point = resume_point(store.load_run("r1"))
+    options = resumed_options(run_options(parse_args(["resume", "r1", "--max-steps", "7"], {})), point)
+    assert (options.strategy, options.backtrack, options.profile) == ("best_first", "naive", resumed)
+    assert (options.temperature, options.examples, options.max_steps) == (0.0, True, 7)
+
+
+def test_resume_takes_no_profile_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["resume", "r1", "--profile", "paper"], {})
+    assert "unrecognized arguments: --profile paper" in capsys.readouterr().err
+

@@ -23,6 +23,7 @@ from branchwise.safety.secrets import mask_task
 from branchwise.search.agent import SearchAgent, SearchConfig
 from branchwise.search.best_first import BestFirstConfig
 from branchwise.search.heuristic import HeuristicClassifier
+from branchwise.search.profiles import search_config
 from branchwise.search.resume import (
     ResumePoint,
     Unresumable,
@@ -332,3 +333,15 @@ def test_a_resumed_run_counts_what_it_used_before_against_its_limits(tmp_path: P
                                        resume=reopened(store)))
     assert result.status == "failed" and "150" not in result.reason and "model calls" in result.reason
     assert result.usage.calls == 4  # none more
+
+
+def test_a_run_records_how_it_plans_so_a_resume_can_plan_the_same_way(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        config = search_config("greedy", profile="paper", temperature=0.0, examples=True)
+        agent = SearchAgent(roles, None, config, store=store)
+        asyncio.run(agent.run(TASK, ShopEnv(), TerminalReporter(io.StringIO()), run_id="g1"))  # type: ignore[arg-type]
+        run = store.load_run("g1").run
+    assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "paper", 0.0, True)
+

@@ -323,8 +323,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
         except (RunNotFound, Unresumable) as exc:
             raise UsageError(str(exc)) from None
         stored = point.stored.run
-        # The run goes on with the strategy it was started with.
-        options = run_options(args, strategy=stored.strategy, backtrack=point.backtrack)
+        options = resumed_options(run_options(args), point)
         async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
             say(f"Model: {model.description}")
             async with open_session(config) as session:
@@ -347,13 +346,23 @@ async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint
                             terminal_and_panel(session, model, json_path), point)
 
 
-def run_options(args: argparse.Namespace, strategy: str | None = None,
-                backtrack: BacktrackMode | None = None) -> RunOptions:
-    return RunOptions(max_steps=args.max_steps, strategy=strategy or args.strategy,
-                      backtrack=backtrack or args.backtrack,
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(max_steps=args.max_steps, strategy=getattr(args, "strategy", "greedy"),
+                      backtrack=getattr(args, "backtrack", "speculative"),
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
-                      sites=site_rules(args), profile=args.profile, limits=run_limits(args),
-                      examples=getattr(args, "examples", False), temperature=getattr(args, "temperature", None))
+                      sites=site_rules(args), profile=getattr(args, "profile", DEFAULT_PROFILE),
+                      limits=run_limits(args), examples=getattr(args, "examples", False),
+                      temperature=getattr(args, "temperature", None))
+
+
+def resumed_options(options: RunOptions, point: ResumePoint) -> RunOptions:
+    """A resumed run plans as it was started: its strategy, backtracking, profile, temperature and retrieved steps.
+    The limits and step count are the ones given now. A run recorded before profiles were (or under one since
+    removed) takes the profile given now."""
+    run = point.stored.run
+    return replace(options, strategy=run.strategy, backtrack=point.backtrack,
+                   profile=run.profile if run.profile in PROFILES else options.profile,
+                   temperature=run.temperature, examples=run.examples)
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
@@ -430,12 +439,12 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                 say(f"Sites: {options.sites.describe()}")
             approver = SidePanelApprover(session.hub, options.confirm_config)
 
-            def agent_for(strategy: str, backtrack: BacktrackMode) -> SearchAgent:
-                """A resumed run goes on with the strategy it was started with."""
-                return build_agent(model, session.browser, replace(options, strategy=strategy, backtrack=backtrack),
-                                   store, approver, session.gate)
+            def agent_for(point: ResumePoint) -> SearchAgent:
+                return build_agent(model, session.browser, resumed_options(options, point), store, approver,
+                                   session.gate)
 
-            manager = RunManager(session.browser, model, agent_for(options.strategy, options.backtrack),
+            manager = RunManager(session.browser, model, build_agent(model, session.browser, options, store,
+                                                                     approver, session.gate),
                                  EnvConfig(sites=options.sites), TerminalReporter(scripted_model=model.scripted),
                                  store, agent_for=agent_for)
             manager.attach()
@@ -537,14 +546,16 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     add_limit_args(parser)
 
 
-def add_limit_args(parser: argparse.ArgumentParser) -> None:
+def add_limit_args(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
+    """What a run may spend; `profile`: the --profile flag too (a resumed run keeps the one it was started with)."""
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
                         help="actions a run may take in the browser: every one for greedy and action_aware, the "
                              "ones it commits to for best_first, whose exploring its budget and rounds bound "
                              f"(default {DEFAULT_MAX_STEPS})")
-    parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
-                        help="; ".join(f"{name}: {p.summary}" for name, p in PROFILES.items())
-                             + f" (default {DEFAULT_PROFILE})")
+    if profile:
+        parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
+                            help="; ".join(f"{name}: {p.summary}" for name, p in PROFILES.items())
+                                 + f" (default {DEFAULT_PROFILE})")
     parser.add_argument("--max-model-calls", type=positive_int, default=None, metavar="N",
                         help="model calls a run may make (over the profile's)")
     parser.add_argument("--max-tokens", type=positive_int, default=None, metavar="N",
@@ -786,12 +797,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     resume = sub.add_parser("resume", help="go on with an interrupted run (its backend stopped mid-run) in the tab it "
-                                           "was working in, with its strategy; an action whose outcome is unknown "
-                                           "is judged by the page, or you are asked")
+                                           "was working in, planning as it was started (strategy, profile, "
+                                           "temperature, --examples); an action whose outcome is unknown is judged "
+                                           "by the page, or you are asked")
     resume.add_argument("run", help="run id (a unique prefix is enough); `branchwise runs` lists them")
     resume.add_argument("--task", default=None,
                         help="the task as first written, when it named a password or card number (never stored)")
-    add_limit_args(resume)
+    add_limit_args(resume, profile=False)
     add_task_session_args(resume)
     resume.set_defaults(handler=cmd_resume)
 

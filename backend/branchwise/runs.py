@@ -11,7 +11,6 @@ from .agent.env import BrowserEnv, EnvConfig
 from .agent.records import RunResult
 from .agent.reporting import Reporters, RunReporter, SidePanelReporter
 from .browser import Browser
-from .core.status import BacktrackMode
 from .core.tasks import cancel_once, stop_all
 from .link import RunRefused
 from .models import ModelSetup
@@ -32,11 +31,11 @@ LISTED_DEMOS = 20
 class RunManager:
     def __init__(self, browser: Browser, model: ModelSetup, agent: SearchAgent, env_config: EnvConfig,
                  terminal: RunReporter | None = None, store: RunStore | None = None,
-                 agent_for: Callable[[str, BacktrackMode], SearchAgent] | None = None) -> None:
+                 agent_for: Callable[[ResumePoint], SearchAgent] | None = None) -> None:
         self.browser = browser
         self.model = model
         self.agent = agent
-        # The agent for a resumed run's own strategy and backtracking; None: only runs of `agent`'s strategy resume.
+        # The agent for a resumed run, planning as the run was started; None: only runs of `agent`'s strategy resume.
         self.agent_for = agent_for
         self.env_config = env_config
         self.terminal = terminal
@@ -86,7 +85,7 @@ class RunManager:
     def _agent_for(self, point: ResumePoint) -> SearchAgent:
         run = point.stored.run
         if self.agent_for is not None:
-            return self.agent_for(run.strategy, point.backtrack)
+            return self.agent_for(point)
         if run.strategy != self.agent.config.strategy:
             raise RunRefused(f"the run used {run.strategy} and this backend runs {self.agent.config.strategy}: "
                              f"resume it with `branchwise resume {run.run_id}`")

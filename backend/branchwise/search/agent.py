@@ -59,6 +59,8 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
     strategy: str = "action_aware"
     backtrack: BacktrackMode = "speculative"
+    # The profile `options` and `limits` came from (`profiles.PROFILES`), recorded with the run; "": none named.
+    profile: str = ""
     # The strategy's settings (its module's config class); None: its defaults.
     options: BaseModel | None = None
     # Overrides the strategy's step limit (`--max-steps`); None: the strategy's own default.
@@ -163,6 +165,7 @@ class SearchAgent:
                 await trace.writer.start(RunRecord(
                     run_id=run_id, task=shown_task, strategy=strategy.name,
                     backtrack_mode=self.config.backtrack if strategy.backtracks else "",
+                    profile=self.config.profile, temperature=self.config.temperature, examples=self.config.examples,
                     model=self.roles.policy.config.model, start_url=(env.last.url if env.last else ""),
                     tab_id=env.tab_id))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver, say=trace.progress)):

@@ -57,6 +57,6 @@ def search_config(strategy: str, *, profile: str = DEFAULT_PROFILE, backtrack: B
     over the strategy's own."""
     chosen = PROFILES[profile]
     merged = chosen.limits.model_copy(update=limits.model_dump(exclude_none=True) if limits is not None else {})
-    return SearchConfig(strategy=strategy, backtrack=backtrack, max_steps=max_steps,
+    return SearchConfig(strategy=strategy, backtrack=backtrack, profile=profile, max_steps=max_steps,
                         options=chosen.options.get(strategy), limits=merged, examples=examples, site=site,
                         past_runs=past_runs, temperature=temperature)

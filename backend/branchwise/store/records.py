@@ -41,6 +41,11 @@ class RunRecord(_Record):
     task: str
     strategy: str = ""
     backtrack_mode: str = ""
+    # How it planned besides the strategy, so a resumed run plans the same way: the profile ("": not recorded, a run
+    # from before they were), the policy's temperature over the strategy's own (None: the strategy's), retrieved steps.
+    profile: str = ""
+    temperature: float | None = None
+    examples: bool = False
     model: str = ""
     start_url: str = ""
     started_at: datetime = Field(default_factory=utc_now)

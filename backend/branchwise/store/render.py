@@ -182,9 +182,11 @@ def format_run(stored: StoredRun) -> str:
     destructive actions with why they were flagged and what was decided."""
     run = stored.run
     lines = [f"Run {run.run_id}: {run.status}", f"Task:      {run.task}"]
-    strategy = run.strategy or "-"
-    if run.backtrack_mode:
-        strategy += f" (backtracking: {run.backtrack_mode})"
+    how = [f"backtracking: {run.backtrack_mode}"] if run.backtrack_mode else []
+    how += [f"profile {run.profile}"] if run.profile else []
+    how += [f"temperature {run.temperature:g}"] if run.temperature is not None else []
+    how += ["retrieved steps"] if run.examples else []
+    strategy = (run.strategy or "-") + (f" ({', '.join(how)})" if how else "")
     lines.append(f"Strategy:  {strategy}")
     if run.model:
         lines.append(f"Model:     {run.model}")

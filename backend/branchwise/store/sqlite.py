@@ -42,7 +42,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -203,6 +203,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 8: why a node is dead or invalid (a refused action, a failed one, a revisit), for `branchwise show`.
     (
         "ALTER TABLE nodes ADD COLUMN note TEXT NOT NULL DEFAULT ''",
+    ),
+    # 9: how a run planned besides its strategy (profile, temperature, retrieved steps), for resuming it the same way.
+    (
+        "ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN temperature REAL",
+        "ALTER TABLE runs ADD COLUMN examples INTEGER NOT NULL DEFAULT 0",
     ),
 )
 
@@ -381,12 +387,13 @@ class RunStore:
         """Record a new run; the owning process id lets mark_interrupted tell live runs from dead ones."""
         try:
             self._write(
-                "INSERT INTO runs (run_id, task, strategy, backtrack_mode, model, start_url, started_at, status, "
-                "answer, reason, finished_at, owner_pid, tab_id, current_node) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run.run_id, run.task, run.strategy, run.backtrack_mode, run.model, run.start_url,
-                 _ts(run.started_at), run.status, run.answer, run.reason,
-                 _ts(run.finished_at) if run.finished_at else None, os.getpid(), run.tab_id, run.current_node))
+                "INSERT INTO runs (run_id, task, strategy, backtrack_mode, profile, temperature, examples, model, "
+                "start_url, started_at, status, answer, reason, finished_at, owner_pid, tab_id, current_node) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.run_id, run.task, run.strategy, run.backtrack_mode, run.profile, run.temperature,
+                 int(run.examples), run.model, run.start_url, _ts(run.started_at), run.status, run.answer,
+                 run.reason, _ts(run.finished_at) if run.finished_at else None, os.getpid(), run.tab_id,
+                 run.current_node))
         except sqlite3.IntegrityError as e:
             raise ValueError(f"run {run.run_id} is already recorded") from e
 
@@ -648,7 +655,8 @@ class RunStore:
 
         r = rows("SELECT * FROM runs WHERE run_id = ?")[0]
         run = RunRecord(run_id=r["run_id"], task=r["task"], strategy=r["strategy"],
-                        backtrack_mode=r["backtrack_mode"], model=r["model"], start_url=r["start_url"],
+                        backtrack_mode=r["backtrack_mode"], profile=r["profile"], temperature=r["temperature"],
+                        examples=bool(r["examples"]), model=r["model"], start_url=r["start_url"],
                         started_at=_dt(r["started_at"]), status=r["status"], answer=r["answer"],
                         reason=r["reason"], finished_at=_dt_or_none(r["finished_at"]), tab_id=r["tab_id"],
                         current_node=r["current_node"])
