@@ -208,6 +208,23 @@ def test_ids_not_on_the_page_are_counted_and_never_run_and_the_node_is_given_up(
     assert run.roles.mistakes() == {"policy": {"unknown_element": 2}}
 
 
+def test_the_explorer_is_told_why_its_last_answer_could_not_be_run_and_a_different_one_goes_on(tmp_path: Path) -> None:
+    """Asked again with the same prompt, a model at T = 0.3 answers the same; told why, it may answer otherwise."""
+    def explorer(call: Call) -> str:
+        if page_of(call) == HOME_URL:
+            told = "Your last answer here could not be run: `click [99]`" in objective(call)
+            return act("click [1]" if told else "click [99]")
+        return {BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [done]")}.get(page_of(call), act("go_back"))
+
+    pilot = Pilot(explorer=explorer)
+    run = run_pilot(tmp_path, pilot, max_failed_tries=2)
+    assert run.outcome.answer == "1997"
+    assert run.roles.mistakes() == {"policy": {"unknown_element": 1}}
+    # Once an answer ran, the next prompt at that page no longer speaks of the refused one.
+    at_books = [objective(c) for c in pilot.calls["explorer"] if page_of(c) == BOOKS_URL]
+    assert at_books and all("could not be run" not in o for o in at_books)
+
+
 def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_told(tmp_path: Path) -> None:
     """Hovering Orchard's link leaves Books as it was: no node to appraise or explore from, and the Explorer's next
     prompt there names it as tried (a real 1.5B model clicked one article three times in a row)."""

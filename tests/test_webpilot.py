@@ -79,6 +79,11 @@ def test_the_explorer_objective_starts_with_the_task_and_names_the_subtask_refle
     assert "Current subtask: Open Books" in lines
     assert "Reflection: About has no books" in lines and "Reflection: " not in lines
     assert lines[-1].endswith("click [2]")
+    assert "could not be run" not in objective
+    refused = explorer_objective("When was it published?", Subtask("Open Books"), [], ["click [2]"],
+                                 "`type [2] [x] [1]`: [2] is a link, not a text box")
+    assert ("Your last answer here could not be run: `type [2] [x] [1]`: [2] is a link, not a text box. Give a "
+            "different one.") in refused.splitlines()
 
 
 def test_the_planner_is_told_what_failed_and_why_when_it_refines_the_plan() -> None:

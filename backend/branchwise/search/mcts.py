@@ -140,6 +140,9 @@ class _Subsearch:
     controls: dict[int, Control] = field(default_factory=dict)
     # Explorer answers at a node that could not be run; at max_failed_tries the node offers no new child.
     failed: Counter[int] = field(default_factory=Counter)
+    # Why the Explorer's last answer at a node could not be run, told to it there: the same prompt again would draw
+    # the same answer (a real 1.5B model proposed one refused action four times in a row at T = 0.3).
+    refused: dict[int, str] = field(default_factory=dict)
     spent: set[int] = field(default_factory=set)
     # The Controller's note on the last node it judged incomplete (its reason to go on).
     note: str = ""
@@ -381,8 +384,8 @@ class _Run:
             reflections.append(sub.reflections[node.id].child)
         reflections += [sub.reflections[c].sibling for c in node.children if c in sub.reflections]
         reflections.append(sub.note)
-        objective = with_examples(ctx, explorer_objective(ctx.task, sub.subtask, reflections, tried), node.text,
-                                  self.prompt)
+        objective = with_examples(ctx, explorer_objective(ctx.task, sub.subtask, reflections, tried,
+                                                          sub.refused.get(node.id, "")), node.text, self.prompt)
         history = policy_history(ctx, node, config.history, self.prompt)
         messages = build_cot_messages(objective, node.text, node.url, history, config=self.prompt,
                                       unavailable=unavailable_actions(node.page, node.space))
@@ -425,6 +428,7 @@ class _Run:
             if ctx.state.current != earlier.id:
                 self._failed_try(sub, node, why)
                 return None
+            sub.refused.pop(node.id, None)
             return _Expanded(earlier, False)
         [classification] = await classify_candidates(ctx, node, [action])
         await ctx.trace.classified(node.id, action.to_text(), classification, action)
@@ -451,6 +455,7 @@ class _Run:
         if not step.changed_site and step.node.state and step.node.state == node.state:
             await self._changed_nothing(sub, node, step.node)
             return None
+        sub.refused.pop(node.id, None)
         return _Expanded(step.node, step.changed_site)
 
     async def _changed_nothing(self, sub: _Subsearch, node: Node, child: Node) -> None:
@@ -473,6 +478,7 @@ class _Run:
 
     def _failed_try(self, sub: _Subsearch, node: Node, why: str) -> None:
         sub.failed[node.id] += 1
+        sub.refused[node.id] = why
         if sub.failed[node.id] >= self.config.max_failed_tries:
             sub.spent.add(node.id)
         log.info("mcts: nothing ran from #%d: %s", node.id, why)

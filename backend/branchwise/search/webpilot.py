@@ -160,11 +160,15 @@ def extract_messages(task: str, subtask: Subtask, action: str, url: str, observa
         "subtask": str(subtask), "action": action or "(none yet)"})
 
 
-def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str]) -> str:
+def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str],
+                       refused: str = "") -> str:
     """The objective the Explorer's policy prompt shows: the user's task first (the line every policy prompt starts
-    with), then the subtask it works on now, the reflections that apply here and the actions already tried here."""
+    with), then the subtask it works on now, the reflections that apply here, why its last answer here could not be
+    run (`refused`) and the actions already tried here."""
     lines = [task.strip(), f"Current subtask: {subtask.text}"]
     lines += [f"Reflection: {r}" for r in reflections if r.strip()]
+    if refused:
+        lines.append(f"Your last answer here could not be run: {refused}. Give a different one.")
     if tried:
         lines.append("Already tried from this page (choose a different action): " + ", ".join(tried))
     return "\n".join(lines)
