@@ -125,6 +125,15 @@ def test_readers_take_what_small_models_write_around_the_labels() -> None:
     assert parse_extraction("Answer: None").answer is None
 
 
+def test_the_look_back_says_whether_the_address_changed() -> None:
+    def asked(before: str, after: str) -> str:
+        return reflect_messages("Open issues?", Subtask("Open the project"), "click [324]", "", before, after,
+                                "[324] heading 'Design Tokens'", WebPilotPrompts())[1].content
+
+    assert "Page before: http://a/ (the address did not change)" in asked("http://a/", "http://a/")
+    assert "Page before: http://a/\n" in asked("http://a/", "http://a/project")
+
+
 def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part() -> None:
     """The reflection, the Appraiser and the Controller judge the page an action reached one after another: their
     prompts are the same up to the agent's part after the page, so a prompt cache reads the page once."""

@@ -136,9 +136,12 @@ def refine_feedback(done: Sequence[str], failed: Subtask, reflection: str, remai
 
 def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, before_url: str, url: str,
                      observation: str, config: WebPilotPrompts) -> list[ChatMessage]:
-    """`url` and `observation`: the page the action reached."""
+    """`url` and `observation`: the page the action reached. Whether the address changed is said outright: a real
+    1.5B model reported "the page changed to the project page" after a click on a heading that left it as it was,
+    and the Appraiser and the Controller believed it."""
     return _agent_messages("reflect", task, url, observation, config, {
-        "subtask": str(subtask), "action": action, "intent": _line(intent) or "(not said)", "before_url": before_url})
+        "subtask": str(subtask), "action": action, "intent": _line(intent) or "(not said)", "before_url": before_url,
+        "moved": " (the address did not change)" if before_url == url else ""})
 
 
 def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
