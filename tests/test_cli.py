@@ -14,12 +14,22 @@ from typing import Any
 
 import pytest
 
-from branchwise.cli import cli_approver, main, parse_args, resumed_options, run_options
+from branchwise.cli import (
+    DEFAULT_MAX_STEPS,
+    RunOptions,
+    cli_approver,
+    main,
+    parse_args,
+    resumed_options,
+    run_limits,
+    run_options,
+)
 from branchwise.core.approval import ApprovalRequest, Approver, Decision, DenyApprover, TerminalApprover
+from branchwise.core.budget import Limits
 from branchwise.core.usage import Usage
 from branchwise.search.agent import SearchConfig, make_strategy
 from branchwise.search.profiles import search_config
-from branchwise.search.resume import resume_point
+from branchwise.search.resume import ResumePoint, resume_point
 from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, default_store_path
 
 
@@ -232,21 +242,51 @@ def test_show_calls_prints_what_the_model_was_asked_and_answered(tmp_path: Path)
     assert "Tree (" in branchwise("show", "r1", tmp_path=tmp_path).stdout
 
 
-@pytest.mark.parametrize(("recorded", "resumed"), [("paper", "paper"), ("", "laptop"), ("retired", "laptop")])
-def test_a_resumed_run_plans_as_it_was_started_within_the_limits_given_now(tmp_path: Path, recorded: str,
-                                                                          resumed: str) -> None:
-    """Its strategy, backtracking, profile, temperature and retrieved steps are the recorded ones; the step limit is
-    the one given to `resume`. A run from before profiles were recorded, or under one since removed, takes the
-    default."""
+def interrupted_run(tmp_path: Path, **planned: Any) -> ResumePoint:
+    """Run r1 (best_first, naive backtracking) cut short at its first page, recorded with `planned`."""
     with RunStore(tmp_path / "runs.sqlite3") as store:
         store.start_run(RunRecord(run_id="r1", task="Add the book to my cart", strategy="best_first",
-                                  backtrack_mode="naive", profile=recorded, temperature=0.0, examples=True, tab_id=5))
+                                  backtrack_mode="naive", tab_id=5, **planned))
         store.upsert_node(NodeRecord(run_id="r1", node_id=0, url="http://shop.test/", observation_text="[1] link"))
         store.finish_run("r1", "interrupted")
-        point = resume_point(store.load_run("r1"))
-    options = resumed_options(run_options(parse_args(["resume", "r1", "--max-steps", "7"], {})), point)
-    assert (options.strategy, options.backtrack, options.profile) == ("best_first", "naive", resumed)
-    assert (options.temperature, options.examples, options.max_steps) == (0.0, True, 7)
+        return resume_point(store.load_run("r1"))
+
+
+def resumed(point: ResumePoint, *flags: str) -> RunOptions:
+    """The options `branchwise resume r1 FLAGS` goes on with."""
+    args = parse_args(["resume", "r1", *flags], {})
+    return resumed_options(run_options(args), point, max_steps=args.max_steps, limits=run_limits(args))
+
+
+def test_a_resumed_run_goes_on_as_it_was_started_unless_told_otherwise(tmp_path: Path) -> None:
+    """Its strategy, backtracking, profile, temperature, retrieved steps, step limit and limits are the recorded ones
+    (a `paper` run's missing limits stay missing); a limit given to `resume` replaces the run's."""
+    point = interrupted_run(tmp_path, profile="paper", temperature=0.0, examples=True, max_steps=30,
+                            limits=Limits(max_model_calls=100))
+    options = resumed(point)
+    assert (options.strategy, options.backtrack, options.profile) == ("best_first", "naive", "paper")
+    assert (options.temperature, options.examples, options.max_steps) == (0.0, True, 30)
+    assert options.limits == Limits(max_model_calls=100)
+    again = resumed(point, "--max-steps", "7", "--timeout", "60")
+    assert again.max_steps == 7 and again.limits == Limits(max_model_calls=100, timeout_s=60.0)
+    assert search_config("best_first", profile=again.profile, limits=again.limits).limits == again.limits
+
+
+def test_a_run_recorded_before_runs_kept_how_they_planned_goes_on_as_the_resuming_command_says(tmp_path: Path) -> None:
+    point = interrupted_run(tmp_path)  # only its strategy and backtracking on record
+    serve = run_options(parse_args(["serve", "--profile", "paper", "--temperature", "0.5", "--examples",
+                                    "--max-steps", "12"], {}))
+    options = resumed_options(serve, point)
+    assert (options.strategy, options.backtrack, options.profile) == ("best_first", "naive", "paper")
+    assert (options.temperature, options.examples, options.max_steps) == (0.5, True, 12)
+    by_hand = resumed(point)
+    assert (by_hand.profile, by_hand.temperature, by_hand.max_steps) == ("laptop", None, DEFAULT_MAX_STEPS)
+
+
+def test_a_run_under_a_profile_since_removed_takes_the_resuming_commands_profile_and_keeps_the_rest(
+        tmp_path: Path) -> None:
+    options = resumed(interrupted_run(tmp_path, profile="retired", temperature=0.0, max_steps=30))
+    assert (options.profile, options.temperature, options.max_steps) == ("laptop", 0.0, 30)
 
 
 def test_resume_takes_no_profile_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:

@@ -212,7 +212,7 @@ def test_the_explorer_is_told_why_its_last_answer_could_not_be_run_and_a_differe
     """Asked again with the same prompt, a model at T = 0.3 answers the same; told why, it may answer otherwise."""
     def explorer(call: Call) -> str:
         if page_of(call) == HOME_URL:
-            told = "Your last answer here could not be run: `click [99]`" in objective(call)
+            told = "Your last answer here did not work: `click [99]`: " in objective(call)
             return act("click [1]" if told else "click [99]")
         return {BOOKS_URL: act("click [2]"), ORCHARD_URL: act("stop [done]")}.get(page_of(call), act("go_back"))
 
@@ -220,9 +220,24 @@ def test_the_explorer_is_told_why_its_last_answer_could_not_be_run_and_a_differe
     run = run_pilot(tmp_path, pilot, max_failed_tries=2)
     assert run.outcome.answer == "1997"
     assert run.roles.mistakes() == {"policy": {"unknown_element": 1}}
-    # Once an answer ran, the next prompt at that page no longer speaks of the refused one.
-    at_books = [objective(c) for c in pilot.calls["explorer"] if page_of(c) == BOOKS_URL]
-    assert at_books and all("could not be run" not in o for o in at_books)
+
+
+def test_once_an_answer_works_at_a_page_the_explorer_is_no_longer_told_of_the_one_that_did_not(tmp_path: Path) -> None:
+    def explorer(call: Call) -> str:
+        if page_of(call) != HOME_URL:
+            return act("go_back")
+        if "did not work" in objective(call):
+            return act("click [1]")
+        return act("click [2]" if "tried from this page (choose a different action): click [1]" in objective(call)
+                   else "click [99]")
+
+    # Books scores low and is not the subtask's end, so the search widens Home again after it.
+    pilot = Pilot(explorer=explorer, complete_at=frozenset(), scores={BOOKS_URL: (1, 1)})
+    run_pilot(tmp_path, pilot, branches=2, max_nodes=2, max_attempts=1, max_replans=0)
+    at_home = [objective(c) for c in pilot.calls["explorer"] if page_of(c) == HOME_URL]
+    assert len(at_home) == 3
+    assert "did not work" not in at_home[0] and "did not work: `click [99]`" in at_home[1]
+    assert "did not work" not in at_home[2] and at_home[2].rstrip().endswith("click [1]")
 
 
 def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_told(tmp_path: Path) -> None:

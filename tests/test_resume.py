@@ -339,9 +339,13 @@ def test_a_run_records_how_it_plans_so_a_resume_can_plan_the_same_way(tmp_path: 
     with RunStore(tmp_path / "runs.sqlite3") as store:
         roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
                            RoleModel(FakeModel(value), "reward"))
-        config = search_config("greedy", profile="paper", temperature=0.0, examples=True)
+        config = search_config("greedy", profile="laptop", temperature=0.0, examples=True, max_steps=7,
+                               limits=Limits(max_tokens=5000))
         agent = SearchAgent(roles, None, config, store=store)
-        asyncio.run(agent.run(TASK, ShopEnv(), TerminalReporter(io.StringIO()), run_id="g1"))  # type: ignore[arg-type]
+        out = io.StringIO()
+        asyncio.run(agent.run(TASK, ShopEnv(), TerminalReporter(out), run_id="g1"))  # type: ignore[arg-type]
         run = store.load_run("g1").run
-    assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "paper", 0.0, True)
+    assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "laptop", 0.0, True)
+    assert run.max_steps == 7 and run.limits == Limits(max_model_calls=150, max_tokens=5000, timeout_s=1800.0)
+    assert "strategy greedy, profile laptop, temperature 0, retrieved steps, limits: 150 model calls" in out.getvalue()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from branchwise.core.budget import Limits
 from branchwise.core.usage import Usage
 from branchwise.store import (
     SCHEMA_VERSION,
@@ -47,8 +48,8 @@ T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
 def run_record(run_id: str, started_at: datetime = T0, task: str = "Buy the cheapest red mug") -> RunRecord:
     return RunRecord(run_id=run_id, task=task, strategy="best_first", backtrack_mode="speculative", profile="paper",
-                     temperature=0.0, examples=True, model="gpt-test", start_url="http://shop.test/",
-                     started_at=started_at)
+                     temperature=0.0, examples=True, max_steps=30, limits=Limits(max_model_calls=100, timeout_s=90.5),
+                     model="gpt-test", start_url="http://shop.test/", started_at=started_at)
 
 
 def node(run_id: str, node_id: int, parent_id: int | None, **fields: object) -> NodeRecord:
@@ -690,4 +691,5 @@ def test_a_version_8_store_keeps_its_runs_and_says_it_did_not_record_how_they_pl
     with RunStore(path) as store:
         run = store.load_run("old").run
     assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "", None, False)
+    assert (run.max_steps, run.limits) == (None, Limits())
 

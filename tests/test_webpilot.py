@@ -79,10 +79,10 @@ def test_the_explorer_objective_starts_with_the_task_and_names_the_subtask_refle
     assert "Current subtask: Open Books" in lines
     assert "Reflection: About has no books" in lines and "Reflection: " not in lines
     assert lines[-1].endswith("click [2]")
-    assert "could not be run" not in objective
+    assert "did not work" not in objective
     refused = explorer_objective("When was it published?", Subtask("Open Books"), [], ["click [2]"],
                                  "`type [2] [x] [1]`: [2] is a link, not a text box")
-    assert ("Your last answer here could not be run: `type [2] [x] [1]`: [2] is a link, not a text box. Give a "
+    assert ("Your last answer here did not work: `type [2] [x] [1]`: [2] is a link, not a text box. Give a "
             "different one.") in refused.splitlines()
 
 
@@ -132,6 +132,7 @@ def test_the_look_back_says_whether_the_address_changed() -> None:
 
     assert "Page before: http://a/ (the address did not change)" in asked("http://a/", "http://a/")
     assert "Page before: http://a/\n" in asked("http://a/", "http://a/project")
+    assert "Page before: http://a/\n" not in asked("http://a/", "http://a/#reviews"), "an anchor is the same page"
 
 
 def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part() -> None:

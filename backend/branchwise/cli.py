@@ -162,7 +162,8 @@ CONFIRM_MODES: tuple[ConfirmMode, ...] = ("ask", "panel", "deny")
 
 @dataclass(frozen=True)
 class RunOptions:
-    max_steps: int
+    # None: the strategy's own.
+    max_steps: int | None
     strategy: str = "greedy"
     backtrack: BacktrackMode = "speculative"
     # None: ask when stdin is a terminal, else deny.
@@ -323,7 +324,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
         except (RunNotFound, Unresumable) as exc:
             raise UsageError(str(exc)) from None
         stored = point.stored.run
-        options = resumed_options(run_options(args), point)
+        options = resumed_options(run_options(args), point, max_steps=args.max_steps, limits=run_limits(args))
         async with open_model(args.settings, script=load_script(args.script), local=local_model(args)) as model:
             say(f"Model: {model.description}")
             async with open_session(config) as session:
@@ -347,7 +348,8 @@ async def execute_resume(session: Session, model: ModelSetup, point: ResumePoint
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
-    return RunOptions(max_steps=args.max_steps, strategy=getattr(args, "strategy", "greedy"),
+    return RunOptions(max_steps=args.max_steps if args.max_steps is not None else DEFAULT_MAX_STEPS,
+                      strategy=getattr(args, "strategy", "greedy"),
                       backtrack=getattr(args, "backtrack", "speculative"),
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
                       sites=site_rules(args), profile=getattr(args, "profile", DEFAULT_PROFILE),
@@ -355,14 +357,20 @@ def run_options(args: argparse.Namespace) -> RunOptions:
                       temperature=getattr(args, "temperature", None))
 
 
-def resumed_options(options: RunOptions, point: ResumePoint) -> RunOptions:
-    """A resumed run plans as it was started: its strategy, backtracking, profile, temperature and retrieved steps.
-    The limits and step count are the ones given now. A run recorded before profiles were (or under one since
-    removed) takes the profile given now."""
+def resumed_options(fallback: RunOptions, point: ResumePoint, *, max_steps: int | None = None,
+                    limits: Limits | None = None) -> RunOptions:
+    """A resumed run goes on as it was started: its strategy, backtracking, profile, temperature, retrieved steps,
+    step limit and limits, with `max_steps` and `limits` (resume's flags) over its own. A run recorded before runs
+    kept these goes on with `fallback`'s (the resuming command's), and one under a profile since removed with
+    `fallback`'s profile."""
     run = point.stored.run
-    return replace(options, strategy=run.strategy, backtrack=point.backtrack,
-                   profile=run.profile if run.profile in PROFILES else options.profile,
-                   temperature=run.temperature, examples=run.examples)
+    options = replace(fallback, strategy=run.strategy, backtrack=point.backtrack)
+    if run.profile:
+        options = replace(options, profile=run.profile if run.profile in PROFILES else fallback.profile,
+                          temperature=run.temperature, examples=run.examples, max_steps=run.max_steps,
+                          limits=run.limits)
+    given = limits.model_dump(exclude_none=True) if limits is not None else {}
+    return replace(options, max_steps=max_steps or options.max_steps, limits=options.limits.model_copy(update=given))
 
 
 def site_rules(args: argparse.Namespace) -> SiteRules:
@@ -546,22 +554,24 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
     add_limit_args(parser)
 
 
-def add_limit_args(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
-    """What a run may spend; `profile`: the --profile flag too (a resumed run keeps the one it was started with)."""
-    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+def add_limit_args(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
+    """What a run may spend; `resumed`: for `resume`, whose run keeps its own profile and, unless these are given,
+    its own step limit and limits."""
+    over = "the run's own" if resumed else "the profile's"
+    parser.add_argument("--max-steps", type=int, default=None if resumed else DEFAULT_MAX_STEPS,
                         help="actions a run may take in the browser: every one for greedy and action_aware, the "
                              "ones it commits to for best_first, whose exploring its budget and rounds bound "
-                             f"(default {DEFAULT_MAX_STEPS})")
-    if profile:
+                             + ("(default: the run's own)" if resumed else f"(default {DEFAULT_MAX_STEPS})"))
+    if not resumed:
         parser.add_argument("--profile", choices=tuple(PROFILES), default=DEFAULT_PROFILE,
                             help="; ".join(f"{name}: {p.summary}" for name, p in PROFILES.items())
                                  + f" (default {DEFAULT_PROFILE})")
     parser.add_argument("--max-model-calls", type=positive_int, default=None, metavar="N",
-                        help="model calls a run may make (over the profile's)")
+                        help=f"model calls a run may make (over {over})")
     parser.add_argument("--max-tokens", type=positive_int, default=None, metavar="N",
-                        help="prompt and answer tokens a run may use (over the profile's)")
+                        help=f"prompt and answer tokens a run may use (over {over})")
     parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
-                        help="wall time a run may take (over the profile's)")
+                        help=f"wall time a run may take (over {over})")
 
 
 def temperature(text: str) -> float:
@@ -797,13 +807,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     resume = sub.add_parser("resume", help="go on with an interrupted run (its backend stopped mid-run) in the tab it "
-                                           "was working in, planning as it was started (strategy, profile, "
-                                           "temperature, --examples); an action whose outcome is unknown is judged "
-                                           "by the page, or you are asked")
+                                           "was working in, as it was started (strategy, profile, temperature, "
+                                           "--examples, limits unless given again); an action whose outcome is "
+                                           "unknown is judged by the page, or you are asked")
     resume.add_argument("run", help="run id (a unique prefix is enough); `branchwise runs` lists them")
     resume.add_argument("--task", default=None,
                         help="the task as first written, when it named a password or card number (never stored)")
-    add_limit_args(resume, profile=False)
+    add_limit_args(resume, resumed=True)
     add_task_session_args(resume)
     resume.set_defaults(handler=cmd_resume)
 

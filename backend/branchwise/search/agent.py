@@ -40,6 +40,7 @@ from .backtrack import (
     SpeculativeBacktracker,
 )
 from .context import LostTrack, SearchContext, SearchOutcome, SearchStrategy
+from .examples import site_of
 from .resume import ResumePoint, resume_into
 from .roles import ModelRoles
 from .state import SearchState
@@ -145,14 +146,16 @@ class SearchAgent:
             await reporter.progress(run_id, f"resuming run {run_id} in tab {env.tab_id}")
         await reporter.progress(run_id, f"strategy {strategy.name}" + (
             f", backtracking {self.config.backtrack}" if strategy.backtracks else "") + (
+            f", profile {self.config.profile}" if self.config.profile else "") + (
             f", temperature {self.config.temperature:g}" if self.config.temperature is not None else "") + (
+            ", retrieved steps" if self.config.examples else "") + (
             f", limits: {self.config.limits.describe()}"))
         url_check = UrlProbe(self.browser, env.config.sites) if self.browser is not None else None
         ctx = SearchContext(run_id, task, env, roles, self._backtracker(env), self.classifier, self.approver,
                             trace, reporter, result.steps, state, url_check=url_check, store=self.store,
                             secrets=secrets, budget=budget,
                             use_examples=self.config.examples, past_runs=self.config.past_runs,
-                            site=self.config.site or "")
+                            site=self.config.site or (site_of(resume.stored.run.start_url) if resume else ""))
 
         async def search() -> SearchOutcome:
             if resume is not None:
@@ -166,6 +169,7 @@ class SearchAgent:
                     run_id=run_id, task=shown_task, strategy=strategy.name,
                     backtrack_mode=self.config.backtrack if strategy.backtracks else "",
                     profile=self.config.profile, temperature=self.config.temperature, examples=self.config.examples,
+                    max_steps=self.config.max_steps, limits=self.config.limits,
                     model=self.roles.policy.config.model, start_url=(env.last.url if env.last else ""),
                     tab_id=env.tab_id))
             async with gate_run(self.gate, env, GateRun(run_id, trace.writer, self.approver, say=trace.progress)):

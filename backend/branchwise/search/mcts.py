@@ -140,7 +140,7 @@ class _Subsearch:
     controls: dict[int, Control] = field(default_factory=dict)
     # Explorer answers at a node that could not be run; at max_failed_tries the node offers no new child.
     failed: Counter[int] = field(default_factory=Counter)
-    # Why the Explorer's last answer at a node could not be run, told to it there: the same prompt again would draw
+    # Why the Explorer's last answer at a node did not work, told to it there: the same prompt again would draw
     # the same answer (a real 1.5B model proposed one refused action four times in a row at T = 0.3).
     refused: dict[int, str] = field(default_factory=dict)
     spent: set[int] = field(default_factory=set)
@@ -426,7 +426,7 @@ class _Run:
             sub.nodes += 1
             sub.made.add(earlier.id)
             if ctx.state.current != earlier.id:
-                self._failed_try(sub, node, why)
+                self._failed_try(sub, node, f"`{action.to_text()}`: {why}")
                 return None
             sub.refused.pop(node.id, None)
             return _Expanded(earlier, False)
@@ -450,7 +450,8 @@ class _Run:
         if step.node is not None:
             sub.made.add(step.node.id)
         if step.node is None or (step.node.status == "dead" and not step.changed_site):
-            self._failed_try(sub, node, step.reason or f"`{item.action_text}` failed")
+            note = step.node.note if step.node is not None else ""
+            self._failed_try(sub, node, step.reason or f"`{item.action_text}` " + (note or "failed"))
             return None
         if not step.changed_site and step.node.state and step.node.state == node.state:
             await self._changed_nothing(sub, node, step.node)

@@ -21,6 +21,7 @@ from ..core.tokens import CHARS_PER_TOKEN
 from ..llm import ChatMessage
 from ..policy.prompts import PromptConfig, newest_lines, observation_within
 from ..policy.replies import DECOR, last_field
+from .snapshot import without_fragment
 
 # Markdown around a plan's items (bold, headings, bullets), not quotes: an item may end with one.
 _MARKUP = r"[\s*_#>-]*"
@@ -141,7 +142,7 @@ def reflect_messages(task: str, subtask: Subtask, action: str, intent: str, befo
     and the Appraiser and the Controller believed it."""
     return _agent_messages("reflect", task, url, observation, config, {
         "subtask": str(subtask), "action": action, "intent": _line(intent) or "(not said)", "before_url": before_url,
-        "moved": " (the address did not change)" if before_url == url else ""})
+        "moved": " (the address did not change)" if without_fragment(before_url) == without_fragment(url) else ""})
 
 
 def appraise_messages(task: str, subtask: Subtask, action: str, effect: str, url: str, observation: str,
@@ -166,12 +167,12 @@ def extract_messages(task: str, subtask: Subtask, action: str, url: str, observa
 def explorer_objective(task: str, subtask: Subtask, reflections: Sequence[str], tried: Sequence[str],
                        refused: str = "") -> str:
     """The objective the Explorer's policy prompt shows: the user's task first (the line every policy prompt starts
-    with), then the subtask it works on now, the reflections that apply here, why its last answer here could not be
-    run (`refused`) and the actions already tried here."""
+    with), then the subtask it works on now, the reflections that apply here, why its last answer here did not work
+    (`refused`: refused, tried already, changed nothing) and the actions already tried here."""
     lines = [task.strip(), f"Current subtask: {subtask.text}"]
     lines += [f"Reflection: {r}" for r in reflections if r.strip()]
     if refused:
-        lines.append(f"Your last answer here could not be run: {refused}. Give a different one.")
+        lines.append(f"Your last answer here did not work: {refused}. Give a different one.")
     if tried:
         lines.append("Already tried from this page (choose a different action): " + ", ".join(tried))
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.budget import Limits
 from ..core.status import BacktrackMode, BacktrackOutcome, NodeStatus, Role, RunStatus
 from ..core.usage import Usage
 
@@ -41,11 +42,15 @@ class RunRecord(_Record):
     task: str
     strategy: str = ""
     backtrack_mode: str = ""
-    # How it planned besides the strategy, so a resumed run plans the same way: the profile ("": not recorded, a run
-    # from before they were), the policy's temperature over the strategy's own (None: the strategy's), retrieved steps.
+    # How it planned and what it could spend besides the strategy, so a resumed run goes on the same way: the profile
+    # ("": not recorded, a run from before they were), the policy's temperature over the strategy's own (None: the
+    # strategy's), retrieved steps, the step limit (None: the strategy's) and the limits in force (the profile's with
+    # the user's over them).
     profile: str = ""
     temperature: float | None = None
     examples: bool = False
+    max_steps: int | None = None
+    limits: Limits = Limits()
     model: str = ""
     start_url: str = ""
     started_at: datetime = Field(default_factory=utc_now)

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, get_args
 
+from ..core.budget import Limits
 from ..core.status import FinalStatus, Role
 from ..core.usage import Usage
 from ..private import private_dir, private_file
@@ -204,11 +205,14 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE nodes ADD COLUMN note TEXT NOT NULL DEFAULT ''",
     ),
-    # 9: how a run planned besides its strategy (profile, temperature, retrieved steps), for resuming it the same way.
+    # 9: how a run planned and what it could spend besides its strategy (profile, temperature, retrieved steps, step
+    # limit, limits as JSON), for resuming it the same way.
     (
         "ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE runs ADD COLUMN temperature REAL",
         "ALTER TABLE runs ADD COLUMN examples INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN max_steps INTEGER",
+        "ALTER TABLE runs ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'",
     ),
 )
 
@@ -387,13 +391,13 @@ class RunStore:
         """Record a new run; the owning process id lets mark_interrupted tell live runs from dead ones."""
         try:
             self._write(
-                "INSERT INTO runs (run_id, task, strategy, backtrack_mode, profile, temperature, examples, model, "
-                "start_url, started_at, status, answer, reason, finished_at, owner_pid, tab_id, current_node) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (run_id, task, strategy, backtrack_mode, profile, temperature, examples, max_steps, "
+                "limits, model, start_url, started_at, status, answer, reason, finished_at, owner_pid, tab_id, "
+                "current_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run.run_id, run.task, run.strategy, run.backtrack_mode, run.profile, run.temperature,
-                 int(run.examples), run.model, run.start_url, _ts(run.started_at), run.status, run.answer,
-                 run.reason, _ts(run.finished_at) if run.finished_at else None, os.getpid(), run.tab_id,
-                 run.current_node))
+                 int(run.examples), run.max_steps, run.limits.model_dump_json(exclude_none=True), run.model,
+                 run.start_url, _ts(run.started_at), run.status, run.answer, run.reason,
+                 _ts(run.finished_at) if run.finished_at else None, os.getpid(), run.tab_id, run.current_node))
         except sqlite3.IntegrityError as e:
             raise ValueError(f"run {run.run_id} is already recorded") from e
 
@@ -656,7 +660,8 @@ class RunStore:
         r = rows("SELECT * FROM runs WHERE run_id = ?")[0]
         run = RunRecord(run_id=r["run_id"], task=r["task"], strategy=r["strategy"],
                         backtrack_mode=r["backtrack_mode"], profile=r["profile"], temperature=r["temperature"],
-                        examples=bool(r["examples"]), model=r["model"], start_url=r["start_url"],
+                        examples=bool(r["examples"]), max_steps=r["max_steps"],
+                        limits=Limits.model_validate_json(r["limits"]), model=r["model"], start_url=r["start_url"],
                         started_at=_dt(r["started_at"]), status=r["status"], answer=r["answer"],
                         reason=r["reason"], finished_at=_dt_or_none(r["finished_at"]), tab_id=r["tab_id"],
                         current_node=r["current_node"])
