@@ -658,38 +658,18 @@ def test_model_calls_are_kept_in_order_apart_from_the_run_and_found_by_prefix(st
         store.model_calls("nope")
 
 
-def store_at_version(path: Path, version: int) -> sqlite3.Connection:
-    """A store as branchwise left it at schema `version`, open for the test to add rows of that time."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    for statements in _MIGRATIONS[:version]:
-        for statement in statements:
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {version}")
-    return conn
-
-
 def test_a_version_4_store_keeps_its_demonstrations_by_site_without_www(tmp_path: Path) -> None:
     """Sites are kept without `www.` since version 5: what was explored at www.shop.example is found at shop.example."""
     path = tmp_path / "runs.sqlite3"
-    conn = store_at_version(path, 4)
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statements in _MIGRATIONS[:4]:
+        for statement in statements:
+            conn.execute(statement)
     for site in ("www.shop.example", "forum.example", "sandbox:shopping"):
         conn.execute("INSERT INTO demonstrations (site, instruction, steps, score, created_at) "
                      "VALUES (?, 'Open the books', '[]', 5, '2026-11-27T00:00:00')", (site,))
+    conn.execute("PRAGMA user_version = 4")
     conn.close()
     with RunStore(path) as store:
         assert store.demo_sites() == {"forum.example": 1, "sandbox:shopping": 1, "shop.example": 1}
         assert [d.instruction for d in store.demonstrations("shop.example")] == ["Open the books"]
-
-
-def test_a_version_8_store_keeps_its_runs_and_says_it_did_not_record_how_they_planned(tmp_path: Path) -> None:
-    """Version 9 records a run's profile, temperature and retrieved steps; a run from before reads as not recorded."""
-    path = tmp_path / "runs.sqlite3"
-    conn = store_at_version(path, 8)
-    conn.execute("INSERT INTO runs (run_id, task, strategy, started_at, status) "
-                 "VALUES ('old', 'Open the books', 'greedy', '2026-11-27T00:00:00+00:00', 'interrupted')")
-    conn.close()
-    with RunStore(path) as store:
-        run = store.load_run("old").run
-    assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "", None, False)
-    assert (run.max_steps, run.limits) == (None, Limits())
-
