@@ -150,7 +150,9 @@ def test_the_one_step_simulation_runs_the_next_action_and_keeps_it_as_a_child(tm
     assert [url_after(c) for c in pilot.calls["controller"]][0] == BOOKS_URL
     by_action = {n.action_text: n for n in run.stored.nodes}
     assert by_action["click [2]"].parent_id == by_action["click [1]"].node_id
-    assert run.outcome.status == "failed"  # the Controller never calls the subtask complete
+    # The Controller never calls the subtask complete: the plans are spent, and the Extractor reads the page reached.
+    assert run.outcome.reason.startswith("subtask not complete after 0 refined plans")
+    assert run.outcome.reason.endswith("the answer was read from the page reached")
 
 
 def test_a_look_ahead_never_runs_a_destructive_action_nor_asks_about_it(tmp_path: Path) -> None:
@@ -204,7 +206,9 @@ def test_ids_not_on_the_page_are_counted_and_never_run_and_the_node_is_given_up(
     run = run_pilot(tmp_path, pilot, max_failed_tries=2, max_attempts=1, max_replans=0)
     assert run.env.executed == []
     assert len(pilot.calls["explorer"]) == 2
-    assert run.outcome.status == "failed"
+    # The plans spent, the Extractor read the page reached and found nothing there.
+    assert run.outcome.status == "failed" and run.outcome.answer == ""
+    assert run.outcome.reason.endswith("; the page reached does not answer the task")
     assert run.roles.mistakes() == {"policy": {"unknown_element": 2}}
 
 
@@ -258,6 +262,26 @@ def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_tol
     assert hover.status == "dead"
     assert hover.note == f"changed nothing on the page of #{hover.parent_id}"
     assert hover.node_id not in run.stored.trajectory
+
+
+def test_a_refined_plan_that_starts_again_with_a_subtask_done_goes_on_after_it(tmp_path: Path) -> None:
+    """A real 1.5B model wrote its first plan again, whole, for every refinement: the subtask done already is left
+    out, not searched for again from the page it led to."""
+    def explorer(call: Call) -> str:
+        if "Current subtask: Open Books" in objective(call):
+            return {HOME_URL: act("click [1]")}.get(page_of(call), act("stop [x]"))
+        refined = len(pilot.calls["planner"]) > 1
+        return {BOOKS_URL: act("click [2]" if refined else "click [99]")}.get(page_of(call), act("stop [x]"))
+
+    pilot = Pilot(plans=["Subtask 1: Open Books\nSubtask 2: Open the book\nSubtask 3: Extract: the year"],
+                  explorer=explorer, complete_at=frozenset({BOOKS_URL, ORCHARD_URL}))
+    run = run_pilot(tmp_path, pilot, max_attempts=1, max_replans=1)
+    assert run.outcome.answer == "1997"
+    assert len(pilot.calls["planner"]) == 2
+    objectives = [objective(c) for c in pilot.calls["explorer"]]
+    first = next(i for i, o in enumerate(objectives) if "Current subtask: Open the book" in o)
+    assert all("Current subtask: Open Books" not in o for o in objectives[first:])
+    assert "done already, left out of the refined plan: Open Books" in run.shown
 
 
 def test_an_unreadable_plan_makes_the_whole_task_one_subtask(tmp_path: Path) -> None:

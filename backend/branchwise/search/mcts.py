@@ -72,6 +72,7 @@ from .webpilot import (
     plan_messages,
     refine_feedback,
     reflect_messages,
+    without_done,
 )
 
 log = logging.getLogger(__name__)
@@ -179,6 +180,7 @@ class _Run:
             await ensure_examples(ctx, config.retrieval)
         plan = await self._plan(here, "")
         done: list[str] = []
+        completed: list[Subtask] = []
         attempts: Counter[str] = Counter()
         strategic: dict[str, str] = {}
         runs = replans = 0
@@ -203,6 +205,7 @@ class _Run:
                 control = await self._local(subtask, strategic.get(subtask.text, ""))
             if control.complete:
                 done.append(str(subtask) + (f" ({control.reflection})" if subtask.extract else ""))
+                completed.append(subtask)
                 continue
             attempts[subtask.text] += 1
             # Reading the same page again reads the same thing: an extraction that failed goes to the Planner.
@@ -221,7 +224,11 @@ class _Run:
             attempts.clear()
             strategic.clear()
             feedback = refine_feedback(done, subtask, control.reflection, plan)
-            plan = await self._plan(self._here(), feedback)
+            refined = await self._plan(self._here(), feedback)
+            plan = without_done(refined, completed)
+            if len(plan) < len(refined):
+                await ctx.trace.progress("done already, left out of the refined plan: "
+                                         + "; ".join(map(str, refined[:len(refined) - len(plan)])))
             if not plan:
                 return await self._give_up(f"the planner gave no new plan after subtask `{subtask}` failed")
         answer = await self._extract(FINAL_SUBTASK)
@@ -303,9 +310,17 @@ class _Run:
 
     async def _give_up(self, why: str) -> SearchOutcome:
         """The plans are spent. If the information was looked for and not found on the way, the answer says so (N/A,
-        WebArena's answer for what does not exist), with the reason; otherwise the run failed."""
+        WebArena's answer for what does not exist), with the reason. Otherwise the Extractor reads the page reached,
+        as at the end of a plan: what a failed plan passed on the way may be the answer (a real 1.5B model's plan
+        for 3002 failed on a page that showed it); with nothing there, the run failed."""
         if not self.not_found:
-            return self.ctx.failed(why)
+            await self.ctx.trace.progress(f"{why}; reading the page reached for an answer")
+            answer = await self._extract(FINAL_SUBTASK)
+            if answer is None:
+                return self.ctx.failed(f"{why}; the page reached does not answer the task")
+            outcome = await self._finish(answer)
+            return SearchOutcome(outcome.status, outcome.answer, reason=f"{why}: the answer was read from the page "
+                                 "reached")
         await self.ctx.trace.progress(f"{why}; answering N/A")
         outcome = await self._finish("N/A")
         return SearchOutcome(outcome.status, outcome.answer, reason=f"{why}: the information was not found")
