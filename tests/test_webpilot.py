@@ -8,6 +8,7 @@ from branchwise.chat_model import INSTRUCTIONS_MARK
 from branchwise.search.webpilot import (
     PLAN_FAILED,
     Control,
+    Extraction,
     Subtask,
     WebPilotPrompts,
     appraise_messages,
@@ -62,6 +63,9 @@ def test_the_extractor_answers_scrolls_or_says_it_is_not_there() -> None:
     scrolled = parse_extraction("The list continues below.\nScroll: down")
     assert (scrolled.answer, scrolled.scroll) == (None, "down")
     assert parse_extraction("Answer: N/A\nScroll: sideways").scroll is None
+    # An answer is not lost to a scroll written beside it; N/A beside a scroll is a scroll.
+    assert parse_extraction("Answer: 10\n\nScroll: down") == Extraction("10")
+    assert parse_extraction("Answer: N/A\nScroll: down") == Extraction(None, "down")
 
 
 def test_a_reflection_without_its_lines_is_taken_whole_as_the_effect() -> None:
