@@ -284,6 +284,21 @@ def test_a_refined_plan_that_starts_again_with_a_subtask_done_goes_on_after_it(t
     assert "done already, left out of the refined plan: Open Books" in run.shown
 
 
+def test_a_refined_plan_that_repeats_a_failed_subtask_carries_the_controllers_reflection_on_it(tmp_path: Path) -> None:
+    """Without it the Explorer gets, for the same subtask on the same page, the very prompt it failed with."""
+    seen: list[tuple[int, str]] = []
+
+    def explorer(call: Call) -> str:
+        seen.append((len(pilot.calls["planner"]), objective(call)))
+        return {HOME_URL: act("click [2]")}.get(page_of(call), act("go_back"))
+
+    pilot = Pilot(explorer=explorer, complete_at=frozenset())
+    run_pilot(tmp_path, pilot, max_nodes=1, max_attempts=1, max_replans=1)
+    refined = [o for plans, o in seen if plans == 2]
+    assert "Reflection: this is not the book page" not in seen[0][1]
+    assert refined and "Reflection: this is not the book page" in refined[0]
+
+
 def test_an_unreadable_plan_makes_the_whole_task_one_subtask(tmp_path: Path) -> None:
     pilot = Pilot(plans=["I will look around the site."])
     run = run_pilot(tmp_path, pilot)

@@ -220,9 +220,12 @@ class _Run:
             if replans >= config.max_replans:
                 return await self._give_up(f"subtask not complete after {replans} refined plans: {subtask}")
             replans += 1
-            # A new plan: its subtasks start with fresh attempts (the Planner was told what failed and why).
+            # A new plan: its subtasks start with fresh attempts (the Planner was told what failed and why). The
+            # Controller's reflections stay with their subtasks: a real 1.5B Planner wrote the same plan again for
+            # every refinement, and without them its Explorer got the very prompt it had failed with.
             attempts.clear()
-            strategic.clear()
+            if control.reflection:
+                strategic[subtask.text] = control.reflection
             feedback = refine_feedback(done, subtask, control.reflection, plan)
             refined = await self._plan(self._here(), feedback)
             plan = without_done(refined, completed)
