@@ -264,26 +264,6 @@ def test_an_action_that_changes_nothing_is_not_appraised_and_the_explorer_is_tol
     assert hover.node_id not in run.stored.trajectory
 
 
-def test_a_refined_plan_that_starts_again_with_a_subtask_done_goes_on_after_it(tmp_path: Path) -> None:
-    """A real 1.5B model wrote its first plan again, whole, for every refinement: the subtask done already is left
-    out, not searched for again from the page it led to."""
-    def explorer(call: Call) -> str:
-        if "Current subtask: Open Books" in objective(call):
-            return {HOME_URL: act("click [1]")}.get(page_of(call), act("stop [x]"))
-        refined = len(pilot.calls["planner"]) > 1
-        return {BOOKS_URL: act("click [2]" if refined else "click [99]")}.get(page_of(call), act("stop [x]"))
-
-    pilot = Pilot(plans=["Subtask 1: Open Books\nSubtask 2: Open the book\nSubtask 3: Extract: the year"],
-                  explorer=explorer, complete_at=frozenset({BOOKS_URL, ORCHARD_URL}))
-    run = run_pilot(tmp_path, pilot, max_attempts=1, max_replans=1)
-    assert run.outcome.answer == "1997"
-    assert len(pilot.calls["planner"]) == 2
-    objectives = [objective(c) for c in pilot.calls["explorer"]]
-    first = next(i for i, o in enumerate(objectives) if "Current subtask: Open the book" in o)
-    assert all("Current subtask: Open Books" not in o for o in objectives[first:])
-    assert "done already, left out of the refined plan: Open Books" in run.shown
-
-
 def test_a_refined_plan_that_repeats_a_failed_subtask_carries_the_controllers_reflection_on_it(tmp_path: Path) -> None:
     """Without it the Explorer gets, for the same subtask on the same page, the very prompt it failed with."""
     seen: list[tuple[int, str]] = []

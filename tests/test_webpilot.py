@@ -22,7 +22,6 @@ from branchwise.search.webpilot import (
     plan_messages,
     refine_feedback,
     reflect_messages,
-    without_done,
 )
 
 
@@ -159,15 +158,3 @@ def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part()
         "after it.", "You are the Appraiser of a web agent. You score the action it just took for the current "
         "subtask; the page above is", "You are the Controller of a web agent. You judge whether the current subtask "
         "is complete, from the actions taken for"]
-
-
-def test_a_refined_plan_loses_the_subtasks_at_its_head_that_are_done_in_other_words_of_punctuation_and_case() -> None:
-    done = [Subtask('Navigate to the "Forums" page')]
-    again = parse_plan('Subtask 1: Navigate to the "forums" page.\nSubtask 2: Open f/nyc\nSubtask 3: Extract: members')
-    assert without_done(again, done) == [Subtask("Open f/nyc"), Subtask("members", extract=True)]
-    # Only at its head, and only the same kind: a read is not a navigation.
-    assert without_done([Subtask("Open f/nyc"), *again], done) == [Subtask("Open f/nyc"), *again]
-    assert without_done([Subtask("the Forums page", extract=True)], [Subtask("the Forums page")]) == [
-        Subtask("the Forums page", extract=True)]
-    assert without_done(again[:1], done) == []
-

@@ -210,21 +210,6 @@ def parse_plan(text: str) -> list[Subtask]:
     return [s for s in items if s is not None]
 
 
-def _same_words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def without_done(plan: Sequence[Subtask], done: Sequence[Subtask]) -> list[Subtask]:
-    """A refined plan without the subtasks at its head that are done already. The Planner is told which are done and
-    that the new plan covers only what is left; a real 1.5B model wrote its first plan again, whole, for every
-    refinement, so its first subtask (done) was searched for again from the page it had led to."""
-    finished = {(s.extract, _same_words(s.text)) for s in done}
-    kept = list(plan)
-    while kept and (kept[0].extract, _same_words(kept[0].text)) in finished:
-        kept.pop(0)
-    return kept
-
-
 def parse_reflection(text: str) -> Reflection:
     """The three lines; a missing one is empty, and a reply with none of them is taken whole as the effect."""
     effect, child, sibling = (last_field(text, n) for n in ("effect", r"child\s+reflection", r"sibling\s+reflection"))
