@@ -35,7 +35,16 @@ from branchwise.search.resume import (
 from branchwise.search.roles import ModelRoles, RoleModel
 from branchwise.search.validate import validate_action
 from branchwise.search.value import ValueConfig
-from branchwise.store import AuditRecord, NodeRecord, RunRecord, RunStore, StoredRun, UsageRecord
+from branchwise.store import (
+    AuditRecord,
+    DemonstrationRecord,
+    DemoStep,
+    NodeRecord,
+    RunRecord,
+    RunStore,
+    StoredRun,
+    UsageRecord,
+)
 
 from fake_envs import CART_URL, PRODUCT, PRODUCT_URL, TASK, ShopEnv, policy, value
 from fake_models import Call, FakeModel
@@ -43,9 +52,9 @@ from fake_models import Call, FakeModel
 HOME = "https://shop.example/"
 
 
-def interrupted(store: RunStore, *, in_flight: bool = True, task: str = TASK) -> StoredRun:
+def interrupted(store: RunStore, *, in_flight: bool = True, task: str = TASK, start_url: str = "") -> StoredRun:
     """Run r1 as a crash leaves it: home -> product page, `click [2]` (Add to cart) sent there with no result."""
-    store.start_run(RunRecord(run_id="r1", task=task, strategy="best_first", tab_id=1))
+    store.start_run(RunRecord(run_id="r1", task=task, strategy="best_first", tab_id=1, start_url=start_url))
     store.upsert_node(NodeRecord(run_id="r1", node_id=0, url=HOME, observation_text="[1] link 'Planter'",
                                  status="expanded"))
     store.upsert_node(NodeRecord(run_id="r1", node_id=1, parent_id=0, depth=1, url=PRODUCT_URL,
@@ -348,4 +357,20 @@ def test_a_run_records_how_it_plans_so_a_resume_can_plan_the_same_way(tmp_path: 
     assert (run.strategy, run.profile, run.temperature, run.examples) == ("greedy", "laptop", 0.0, True)
     assert run.max_steps == 7 and run.limits == Limits(max_model_calls=150, max_tokens=5000, timeout_s=1800.0)
     assert "strategy greedy, profile laptop, temperature 0, retrieved steps, limits: 150 model calls" in out.getvalue()
+
+
+def test_a_resumed_run_retrieves_the_demonstrations_of_the_site_it_started_on(tmp_path: Path) -> None:
+    """The tab may be on another host by now (a shop's payment page); what was explored is kept by the start page's."""
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        interrupted(store, in_flight=False, start_url="https://www.garden.example/")
+        step = DemoStep(url="https://garden.example/", action_text="stop")
+        store.add_demonstration(DemonstrationRecord(site="garden.example", instruction="Buy a planter", score=5,
+                                                    steps=[step]))
+        roles = ModelRoles(RoleModel(FakeModel(policy), "policy"), RoleModel(FakeModel(value), "value"),
+                           RoleModel(FakeModel(value), "reward"))
+        agent = SearchAgent(roles, None, SearchConfig(strategy="greedy", examples=True), store=store)
+        out = io.StringIO()
+        asyncio.run(agent.run(TASK, ShopEnv(url=CART_URL), TerminalReporter(out),  # type: ignore[arg-type]
+                              resume=reopened(store)))
+    assert "1 demonstration(s) of garden.example" in out.getvalue()
 
