@@ -30,7 +30,7 @@ from branchwise.core.usage import Usage
 from branchwise.search.agent import SearchConfig, make_strategy
 from branchwise.search.profiles import search_config
 from branchwise.search.resume import ResumePoint, resume_point
-from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, default_store_path
+from branchwise.store import ModelCallRecord, NodeRecord, RunRecord, RunStore, StoredRun, default_store_path
 
 
 def without_model_env() -> dict[str, str]:
@@ -199,12 +199,15 @@ def test_a_bad_setting_stops_the_command_with_where_to_fix_it(tmp_path: Path,
     assert "confirm_timeout_s ($BRANCHWISE_CONFIRM_TIMEOUT or config.toml)" in capsys.readouterr().err
 
 
-def recorded_run(tmp_path: Path, status: str) -> None:
-    """Run r1 in the data folder the CLI uses here, ended with `status`, its page on record."""
+def recorded_run(tmp_path: Path, status: str, **fields: Any) -> StoredRun:
+    """Run r1 (greedy unless `fields` say otherwise) in the data folder the CLI uses here, ended with `status`, its
+    page on record."""
     with RunStore(default_store_path(tmp_path / "branchwise")) as store:
-        store.start_run(RunRecord(run_id="r1", task="Add the book to my cart", strategy="greedy", tab_id=5))
+        store.start_run(RunRecord.model_validate({"run_id": "r1", "task": "Add the book to my cart",
+                                                  "strategy": "greedy", "tab_id": 5, **fields}))
         store.upsert_node(NodeRecord(run_id="r1", node_id=0, url="http://shop.test/", observation_text="[1] link"))
         store.finish_run("r1", status)  # type: ignore[arg-type]
+        return store.load_run("r1")
 
 
 @pytest.mark.parametrize(("status", "says"), [
@@ -244,12 +247,8 @@ def test_show_calls_prints_what_the_model_was_asked_and_answered(tmp_path: Path)
 
 def interrupted_run(tmp_path: Path, **planned: Any) -> ResumePoint:
     """Run r1 (best_first, naive backtracking) cut short at its first page, recorded with `planned`."""
-    with RunStore(tmp_path / "runs.sqlite3") as store:
-        store.start_run(RunRecord(run_id="r1", task="Add the book to my cart", strategy="best_first",
-                                  backtrack_mode="naive", tab_id=5, **planned))
-        store.upsert_node(NodeRecord(run_id="r1", node_id=0, url="http://shop.test/", observation_text="[1] link"))
-        store.finish_run("r1", "interrupted")
-        return resume_point(store.load_run("r1"))
+    return resume_point(recorded_run(tmp_path, "interrupted", strategy="best_first", backtrack_mode="naive",
+                                     **planned))
 
 
 def resumed(point: ResumePoint, *flags: str) -> RunOptions:
