@@ -316,19 +316,16 @@ class _Run:
             answer = await self._extract(FINAL_SUBTASK)
             if answer is None:
                 return self.ctx.failed(f"{why}; the page reached does not answer the task")
-            outcome = await self._finish(answer)
-            return SearchOutcome(outcome.status, outcome.answer, reason=f"{why}: the answer was read from the page "
-                                 "reached")
+            return await self._finish(answer, f"{why}: the answer was read from the page reached")
         await self.ctx.trace.progress(f"{why}; answering N/A")
-        outcome = await self._finish("N/A")
-        return SearchOutcome(outcome.status, outcome.answer, reason=f"{why}: the information was not found")
+        return await self._finish("N/A", f"{why}: the information was not found")
 
-    async def _finish(self, answer: str) -> SearchOutcome:
+    async def _finish(self, answer: str, reason: str = "") -> SearchOutcome:
         node = self._here()
         item = FrontierItem(node_id=node.id, action=Stop(answer), action_text=Stop(answer).to_text(),
                             action_class=ActionClass.TERMINATING, reward=0.0, thought="The Extractor's answer.")
         await answer_at(self.ctx, stop_node(self.ctx, node, item))
-        return SearchOutcome("finished", answer=answer)
+        return SearchOutcome("finished", answer=answer, reason=reason)
 
     # -- local MCTS ---------------------------------------------------------------------------------------------
 
