@@ -93,6 +93,19 @@ def test_the_plan_is_searched_subtask_by_subtask_and_the_extractor_answers(tmp_p
     assert run.stored.usage and {u.role for u in run.stored.usage} >= {"planner", "policy", "value"}
 
 
+def test_the_judges_are_told_each_step_by_the_element_it_acted_on_not_by_an_id_of_the_page_before(
+        tmp_path: Path) -> None:
+    """`click [2]` on Books is Orchard's link there; on the Orchard page the judges see, [2] is a text."""
+    pilot = Pilot()
+    run_pilot(tmp_path, pilot)
+    at_orchard = {role: next(c for c in pilot.calls[role] if url_after(c) == ORCHARD_URL)
+                  for role in ("reflect", "appraiser", "controller", "extractor")}
+    for role in ("reflect", "appraiser", "extractor"):
+        assert "Action taken: clicked link 'Orchard'\n" in at_orchard[role].last, role
+    assert "1. clicked link 'Books'\n2. clicked link 'Orchard'\n" in at_orchard["controller"].last
+    assert all("click [" not in c.last.split("Subtask:", 1)[1] for c in at_orchard.values())
+
+
 def test_a_low_scored_child_is_left_for_a_sibling_that_is_told_what_was_tried(tmp_path: Path) -> None:
     """About scores 1/1: selection widens at Home instead of exploring About further; the Explorer's second prompt at
     Home carries About's sibling reflection and the list of actions tried there."""

@@ -365,10 +365,13 @@ def test_an_action_the_page_refused_is_not_taken_as_done(tasks: dict[int, TaskCo
 
 # -- WebPilot's agents ----------------------------------------------------------------------------------------------
 
-def test_webpilots_agents_plan_the_reference_steps_and_judge_them_truthfully(tasks: dict[int, TaskConfig]) -> None:
+@pytest.mark.parametrize(("step", "other"), [("click [27]", "click [3]"),
+                                             ("clicked link 'Explore'", "clicked searchbox 'Search GitLab'")])
+def test_webpilots_agents_plan_the_reference_steps_and_judge_them_truthfully(
+        tasks: dict[int, TaskConfig], step: str, other: str) -> None:
     """The plan is the reference solution, one step a subtask; the Controller calls a subtask complete once its step
     is taken; the Appraiser scores a reference step high and anything else low; the Extractor answers only where the
-    solution is complete."""
+    solution is complete. A step is read as an action or in words (mcts tells its judges the element, not its id)."""
     engine = SimulatedEngine(list(tasks.values()), SimulatedSpec(error_rate=0.0))
     task, page = tasks[3034], page_text("tracker_dashboard")
     url = parse_page(page).url
@@ -380,18 +383,18 @@ def test_webpilots_agents_plan_the_reference_steps_and_judge_them_truthfully(tas
     assert first.text == "Click the link 'Explore'"
     # The policy takes the step, and the Controller judges the page it led to.
     answer(engine, policy_prompt(task, page, greedy=True))
-    after = parse_control(answer(engine, prompt(control_messages(task.intent, first, ["click [27]"], url, page,
+    after = parse_control(answer(engine, prompt(control_messages(task.intent, first, [step], url, page,
                                                                   agents)))[0])
-    later = parse_control(answer(engine, prompt(control_messages(task.intent, plan[2], ["click [27]"], url, page,
+    later = parse_control(answer(engine, prompt(control_messages(task.intent, plan[2], [step], url, page,
                                                                   agents)))[0])
     assert after is not None and later is not None
     assert (after.complete, later.complete) == (True, False)
-    good = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, "click [27]", "", url, page,
+    good = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, step, "", url, page,
                                                                    agents)))[0])
-    bad = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, "click [3]", "", url, page,
+    bad = parse_appraisal(answer(engine, prompt(appraise_messages(task.intent, first, other, "", url, page,
                                                                   agents)))[0])
     assert good is not None and bad is not None and good > bad
-    extracted = parse_extraction(answer(engine, prompt(extract_messages(task.intent, plan[-1], "click [27]", url,
+    extracted = parse_extraction(answer(engine, prompt(extract_messages(task.intent, plan[-1], step, url,
                                                                         page, agents)))[0])
     assert extracted.answer is None  # one step in, not at the end of the solution
 

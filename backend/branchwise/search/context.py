@@ -168,14 +168,16 @@ def history_of(ctx: SearchContext, node: Node) -> list[HistoryEntry]:
     # A secret typed after a thought was written is scrubbed from it too.
     # A node no action led to (where a resumed run found its tab) is not a step.
     return [HistoryEntry(summary=without_element_ids(thought_summary(ctx.secrets.scrub(n.thought))),
-                         action=_step_words(ctx, n, tree.nodes.get(n.parent_id) if n.parent_id is not None else None))
+                         action=step_in_words(ctx, n))
             for n in tree.lineage(node.id)[1:] if n.action_text]
 
 
-def _step_words(ctx: SearchContext, node: Node, parent: Node | None) -> str:
-    """The step that led to `node`, in words (as recorded where its action is not known)."""
+def step_in_words(ctx: SearchContext, node: Node) -> str:
+    """The step that led to `node`, in words, naming the element it acted on (as recorded where its action is not
+    known): what a prompt that does not show the page the step was taken on says of it."""
     if node.action is None:
         return node.action_text
+    parent = ctx.state.tree.nodes.get(node.parent_id) if node.parent_id is not None else None
     locator = node.action_locator or (target_locator(parent, node.action) if parent is not None else None)
     return words_for(node.action, locator, ctx.secrets.scrub)
 

@@ -23,6 +23,9 @@ Where this departs from the paper, and why:
   it the node is a dead end.
 - Information comes from the Extractor: the answer is the last `Extract:` subtask's, or, when the plan has none, the
   Extractor's reading of the task at the end.
+- The agents that judge a page an action reached (the look back, the Appraiser, the Controller, the Extractor) are
+  told the action in words, naming the element it acted on (`clicked link 'Forums'`), as every policy prompt's history
+  is: its id belongs to the page before, which they are not shown.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from .context import (
     ensure_examples,
     policy_history,
     start_node,
+    step_in_words,
     target_locator,
     with_examples,
 )
@@ -269,7 +273,8 @@ class _Run:
         ctx = self.ctx
         for scrolled in range(self.config.max_scrolls + 1):
             node = self._here()
-            messages = extract_messages(ctx.task, subtask, node.action_text, node.url, node.text, self.agents)
+            step = step_in_words(ctx, node) if node.action_text else ""
+            messages = extract_messages(ctx.task, subtask, step, node.url, node.text, self.agents)
             text = await self._ask(ctx.roles.plans, messages)
             reading = parse_extraction(text)
             refusal = validate_action(Stop(reading.answer), node.page, node.space) if reading.answer else None
@@ -499,13 +504,12 @@ class _Run:
         """Look back at the action that led to `child`, appraise it and (unless `control` is False) ask the
         Controller; returns S (0–10) and the verdict."""
         ctx, config = self.ctx, self.config
-        task, subtask = ctx.task, sub.subtask
-        text = await self._ask(ctx.roles.policy, reflect_messages(task, subtask, child.action_text, child.thought,
-                                                                  parent.url, child.url, child.text, self.agents))
+        task, subtask, step = ctx.task, sub.subtask, step_in_words(ctx, child)
+        text = await self._ask(ctx.roles.policy, reflect_messages(task, subtask, step, child.thought, parent.url,
+                                                                  child.url, child.text, self.agents))
         reflection = sub.reflections[child.id] = parse_reflection(text)
-        text = await self._ask(ctx.roles.value, appraise_messages(task, subtask, child.action_text,
-                                                                  reflection.effect, child.url, child.text,
-                                                                  self.agents))
+        text = await self._ask(ctx.roles.value, appraise_messages(task, subtask, step, reflection.effect, child.url,
+                                                                  child.text, self.agents))
         scores = parse_appraisal(text)
         if scores is None:
             ctx.roles.value.noted("unreadable_verdict")
@@ -528,7 +532,7 @@ class _Run:
         chain = self.tree.lineage(node.id)
         ids = [n.id for n in chain]
         since = ids.index(sub.started) + 1 if sub.started in ids else 1
-        actions = [n.action_text for n in chain[since:] if n.action_text]
+        actions = [step_in_words(ctx, n) for n in chain[since:] if n.action_text]
         text = await self._ask(ctx.roles.plans, control_messages(ctx.task, sub.subtask, actions, node.url, node.text,
                                                                  self.agents))
         control = parse_control(text)

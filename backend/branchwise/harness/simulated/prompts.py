@@ -234,8 +234,7 @@ def _read_webpilot(kind: PromptKind, user: str) -> Request:
     if kind == "controller":
         last = _last_step(_between(agent, "Actions taken for this subtask:", "\n\n"))
     else:
-        taken = _parse((_between(agent, "Action taken:", "\n") or "").strip())
-        last = signature(taken) if taken is not None else None
+        last = _last_step(_between(agent, "Action taken:", "\n"))
     # The first plan is made on the task's starting page; a refined one says the earlier plan did not work out.
     first_plan = kind == "planner" and PLAN_FAILED not in user
     return Request(kind, page=page, last_step=last, start=first_plan, subtask=subtask)
