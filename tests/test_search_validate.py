@@ -117,8 +117,20 @@ def test_a_refusal_says_which_kind_of_mistake_it_is() -> None:
                      Stop("$7"): "ungrounded_answer", GoBack(): "invalid_action", Click(3): "invalid_action"}
 
 
-def test_type_needs_a_text_field() -> None:
-    assert check(Type(2, "hello", False)) == "[2] is a button, not a text field; type into a textbox"
+def test_type_needs_a_text_field_and_is_told_where_to_type_instead() -> None:
+    """The read-only field is not offered."""
+    assert check(Type(2, "hello", False)) == ("[2] is a button, not a text field; type into a text field: "
+                                              "[1] searchbox 'Search', [5] combobox 'Colour', [10] combobox 'Size'")
+    many = page(("RootWebArea", "Shop"), *[("textbox", f"Field {n}") for n in range(1, 6)])
+    assert check(Type(1, "x", False), many) == ("[1] is a RootWebArea, not a text field; type into a text field: "
+                                                "[2] textbox 'Field 1', [3] textbox 'Field 2', [4] textbox 'Field 3' "
+                                                "and 2 more")
+    assert check(Type(1, "x", False), page(("RootWebArea", "Shop"), ("link", "Garden"))) == (
+        "[1] is a RootWebArea, not a text field; this page shows no text field to type into")
+    landmark = page(("link", "Home"), ("search", ""), ("searchbox", "Search products"), ("button", "Search"),
+                    ("textbox", "Email"), children={2: (3, 4)})
+    assert check(Type(2, "kettle", True), landmark) == (
+        "[2] is a search, not a text field; the text field inside it: [3] searchbox 'Search products'")
 
 
 def test_type_into_a_read_only_field() -> None:
