@@ -153,6 +153,29 @@ def test_a_failed_subtask_is_retried_with_the_controllers_reflection_then_the_pl
     assert (BOOKS_URL, "click [2]") in run.env.executed
 
 
+def test_a_controller_reply_without_its_verdict_is_not_complete_and_its_reflection_leads_the_retry(
+        tmp_path: Path) -> None:
+    """A real 1.5B Controller wrote the reflection alone, a quarter of the time: the subtask is tried again, told it."""
+    class Verdictless(Pilot):
+        def policy(self, call: Call) -> str:
+            if agent(call) == "controller" and url_after(call) == CONTACT_URL:
+                self.calls.setdefault("controller", []).append(call)
+                return "Reflection: Contact is not the book page; open Books"
+            return super().policy(call)
+
+    def explorer(call: Call) -> str:
+        told = "Reflection: Contact is not the book page; open Books" in objective(call)
+        return {HOME_URL: act("click [1]" if told else "click [3]"), BOOKS_URL: act("click [2]"),
+                CONTACT_URL: act("stop [here]")}.get(page_of(call), act("stop [x]"))
+
+    pilot = Verdictless(explorer=explorer)
+    run = run_pilot(tmp_path, pilot, max_nodes=1)
+    assert run.outcome == SearchOutcome("finished", answer="1997")
+    assert [url_after(c) for c in pilot.calls["controller"]][:1] == [CONTACT_URL]
+    assert (BOOKS_URL, "click [2]") in run.env.executed
+    assert run.roles.mistakes() == {"planner": {"unreadable_verdict": 1}}
+
+
 def test_the_one_step_simulation_runs_the_next_action_and_keeps_it_as_a_child(tmp_path: Path) -> None:
     pilot = Pilot(complete_at=frozenset())
     run = run_pilot(tmp_path, pilot, simulate=True, max_nodes=2, max_attempts=1, max_replans=0)

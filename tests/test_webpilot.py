@@ -23,6 +23,7 @@ from branchwise.search.webpilot import (
     refine_feedback,
     reflect_messages,
     same_subtask,
+    unread_control,
 )
 
 
@@ -55,6 +56,14 @@ def test_the_controllers_last_verdict_counts_with_its_reflection() -> None:
     assert parse_control(text) == Control(False, "the sort was chosen but never applied")
     assert parse_control("**Complete**: Yes") == Control(True, "")
     assert parse_control("It looks finished.") is None
+
+
+def test_a_verdict_that_cannot_be_read_is_not_complete_and_keeps_its_reflection() -> None:
+    text = 'Reflection: The current subtask is not complete. To complete it, click the "Issues 10" link.'
+    assert parse_control(text) is None
+    assert unread_control(text) == Control(False, 'The current subtask is not complete. To complete it, click the '
+                                                  '"Issues 10" link.')
+    assert unread_control("It looks finished.") == Control(False, "")
 
 
 def test_the_extractor_answers_scrolls_or_says_it_is_not_there() -> None:

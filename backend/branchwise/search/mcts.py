@@ -80,12 +80,13 @@ from .webpilot import (
     refine_feedback,
     reflect_messages,
     same_subtask,
+    unread_control,
 )
 
 log = logging.getLogger(__name__)
 
-# What the Controller is taken to say when its verdict cannot be read: not complete, so the subtask is retried.
-UNREAD = Control(False, "")
+# The verdict on a look-ahead's node, which no Controller judges.
+UNJUDGED = Control(False, "")
 FINAL_SUBTASK = Subtask("Answer the user's task from this page: the information it asks for, or 'Done' if it asked "
                         "for something to be done and that is now done", extract=True)
 
@@ -535,7 +536,7 @@ class _Run:
         child.value = score / 10
         await ctx.trace.scored(child.id, "value", child.value, "appraiser", [effectiveness, future])
         await ctx.trace.node(child)
-        verdict = await self._control(sub, child) if control else UNREAD
+        verdict = await self._control(sub, child) if control else UNJUDGED
         judged = ("; subtask " + ("complete" if verdict.complete else "not done")) if control else " (look-ahead)"
         await ctx.trace.progress(f"#{child.id} {child.action_text}: effectiveness {effectiveness:g}, future "
                                  f"{future:g}, S {score:.1f}{judged}")
@@ -554,7 +555,7 @@ class _Run:
         control = parse_control(text)
         if control is None:
             ctx.roles.plans.noted("unreadable_verdict")
-            control = UNREAD
+            control = unread_control(text)
         sub.controls[node.id] = control
         if not control.complete:
             sub.note = control.reflection

@@ -241,6 +241,13 @@ def parse_control(text: str) -> Control | None:
     return Control(verdicts[-1].lower() in ("yes", "true"), last_field(text, "reflection") or "")
 
 
+def unread_control(text: str) -> Control:
+    """What a Controller reply without a readable verdict is taken to say: not complete, so the subtask is tried
+    again, with the reflection it wrote for that try. A real 1.5B Controller wrote the reflection alone in 13 of its 54
+    replies over twelve runs, each saying why the subtask was not complete and what to click instead."""
+    return Control(False, last_field(text, "reflection") or "")
+
+
 def parse_extraction(text: str) -> Extraction:
     """`Answer: ...`, else `Scroll: down|up`, else not there (N/A). An answer wins over a scroll written beside it:
     a real 1.5B model ended five of its extractions in two runs with "Answer: 10" and then "Scroll: down", and the
