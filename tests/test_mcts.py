@@ -315,48 +315,6 @@ def test_a_refined_plan_that_repeats_a_failed_subtask_carries_the_controllers_re
     assert refined and "Reflection: this is not the book page" in refined[0]
 
 
-def test_a_refined_plan_that_repeats_a_subtask_done_asks_the_controller_instead_of_searching_it_again(
-        tmp_path: Path) -> None:
-    """A real 1.5B Planner wrote its first plan again for every refinement: the subtask done (Open Books) is judged
-    again on the page the tab shows, found done, and the search goes on with the next."""
-    def explorer(call: Call) -> str:
-        if "Current subtask: Open Books" in objective(call):
-            return {HOME_URL: act("click [1]")}.get(page_of(call), act("stop [x]"))
-        refined = len(pilot.calls["planner"]) > 1
-        return {BOOKS_URL: act("click [2]" if refined else "click [99]")}.get(page_of(call), act("stop [x]"))
-
-    pilot = Pilot(plans=["Subtask 1: Open Books\nSubtask 2: Open the book\nSubtask 3: Extract: the year"],
-                  explorer=explorer, complete_at=frozenset({BOOKS_URL, ORCHARD_URL}))
-    run = run_pilot(tmp_path, pilot, max_attempts=1, max_replans=1)
-    assert run.outcome.answer == "1997"
-    objectives = [objective(c) for c in pilot.calls["explorer"]]
-    assert sum("Current subtask: Open Books" in o for o in objectives) == 1
-    assert "subtask `Open Books` was done before and still is at #" in run.shown
-    at_books = [c for c in pilot.calls["controller"] if url_after(c) == BOOKS_URL]
-    # Asked again, the Controller is shown the action the subtask took when it started, not "(none yet)".
-    assert len(at_books) == 2 and "Subtask: Open Books\nActions taken for this subtask:\n1. clicked link 'Books'\n" in (
-        at_books[1].last)
-
-
-def test_a_subtask_wrongly_called_done_is_searched_again_when_the_controller_now_says_so(tmp_path: Path) -> None:
-    verdicts = iter(["Complete: yes", "Complete: no\nReflection: this is the About page"])
-    pilot_policy = Pilot.policy
-
-    class WrongFirst(Pilot):
-        def policy(self, call: Call) -> str:
-            if agent(call) == "controller":
-                self.calls.setdefault("controller", []).append(call)
-                return next(verdicts, "Complete: no\nReflection: not the book")
-            return pilot_policy(self, call)
-
-    pilot = WrongFirst(explorer=lambda call: {HOME_URL: act("click [2]")}.get(page_of(call), act("stop [x]")))
-    run_pilot(tmp_path, pilot, max_nodes=1, max_attempts=1, max_replans=1)
-    # The book's page was never reached: the extraction failed, the plan was written again, and the Controller, asked
-    # again at About, said no, so the first subtask was searched for once more.
-    assert len(pilot.calls["explorer"]) == 2 and len(pilot.calls["planner"]) == 2
-    assert all("Current subtask: Open the book's page" in objective(c) for c in pilot.calls["explorer"])
-
-
 def test_an_unreadable_plan_makes_the_whole_task_one_subtask(tmp_path: Path) -> None:
     pilot = Pilot(plans=["I will look around the site."])
     run = run_pilot(tmp_path, pilot)

@@ -22,7 +22,6 @@ from branchwise.search.webpilot import (
     plan_messages,
     refine_feedback,
     reflect_messages,
-    same_subtask,
     unread_control,
 )
 
@@ -168,10 +167,3 @@ def test_the_agents_judging_one_page_send_the_same_prompt_up_to_their_own_part()
         "after it.", "You are the Appraiser of a web agent. You score the action it just took for the current "
         "subtask; the page above is", "You are the Controller of a web agent. You judge whether the current subtask "
         "is complete, from the actions taken for"]
-
-
-def test_a_subtask_written_again_is_the_same_in_other_case_or_punctuation_not_as_a_read() -> None:
-    assert same_subtask(Subtask('Navigate to the "Forums" page'), Subtask("navigate to the Forums page."))
-    assert not same_subtask(Subtask("the Forums page"), Subtask("the Forums page", extract=True))
-    assert not same_subtask(Subtask("Open f/nyc"), Subtask("Open f/books"))
-

@@ -210,13 +210,6 @@ def parse_plan(text: str) -> list[Subtask]:
     return [s for s in items if s is not None]
 
 
-def same_subtask(a: Subtask, b: Subtask) -> bool:
-    """The same subtask in other case or punctuation (a Planner writing a plan again adds a full stop)."""
-    def words(s: Subtask) -> tuple[bool, list[str]]:
-        return s.extract, re.findall(r"\w+", s.text.lower())
-    return words(a) == words(b)
-
-
 def parse_reflection(text: str) -> Reflection:
     """The three lines; a missing one is empty, and a reply with none of them is taken whole as the effect."""
     effect, child, sibling = (last_field(text, n) for n in ("effect", r"child\s+reflection", r"sibling\s+reflection"))
