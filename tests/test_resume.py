@@ -373,4 +373,3 @@ def test_a_resumed_run_retrieves_the_demonstrations_of_the_site_it_started_on(tm
         asyncio.run(agent.run(TASK, ShopEnv(url=CART_URL), TerminalReporter(out),  # type: ignore[arg-type]
                               resume=reopened(store)))
     assert "1 demonstration(s) of garden.example" in out.getvalue()
-

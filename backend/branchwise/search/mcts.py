@@ -276,8 +276,7 @@ class _Run:
         ctx = self.ctx
         for scrolled in range(self.config.max_scrolls + 1):
             node = self._here()
-            step = step_in_words(ctx, node) if node.action_text else ""
-            messages = extract_messages(ctx.task, subtask, step, node.url, node.text, self.agents)
+            messages = extract_messages(ctx.task, subtask, step_in_words(ctx, node), node.url, node.text, self.agents)
             text = await self._ask(ctx.roles.plans, messages)
             reading = parse_extraction(text)
             refusal = validate_action(Stop(reading.answer), node.page, node.space) if reading.answer else None
