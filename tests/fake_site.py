@@ -40,6 +40,8 @@ from pageviews import page
 HOME_URL, BOOKS_URL, ORCHARD_URL = "https://books.example/", "https://books.example/books", \
     "https://books.example/books/orchard"
 ABOUT_URL, CONTACT_URL = "https://books.example/about", "https://books.example/contact"
+# Reached by `goto` only: [1] a heading around [2] the link to Orchard; [3] a card around [4] button Buy all.
+SHELF_URL = "https://books.example/shelf"
 PAGES = {
     HOME_URL: page(("link", "Books"), ("link", "About"), ("link", "Contact"), ("button", "Subscribe"),
                    ("StaticText", "New: The Quiet Orchard, 1997 (2003 edition)"), url=HOME_URL, title="Home"),
@@ -48,6 +50,8 @@ PAGES = {
     ORCHARD_URL: page(("link", "Home"), ("StaticText", "Published 1997"), ("link", "Books"), url=ORCHARD_URL,
                       title="The Quiet Orchard"),
     ABOUT_URL: page(("link", "Home"), url=ABOUT_URL, title="About"),
+    SHELF_URL: page(("heading", "The Quiet Orchard"), ("link", "Orchard"), ("article", ""), ("button", "Buy all"),
+                    children={1: (2,), 3: (4,)}, inert={1, 3}, url=SHELF_URL, title="Shelf"),
     CONTACT_URL: page(("link", "Home"), url=CONTACT_URL, title="Contact"),
 }
 LINKS = {"Books": BOOKS_URL, "About": ABOUT_URL, "Contact": CONTACT_URL, "Home": HOME_URL, "Orchard": ORCHARD_URL}

@@ -151,8 +151,8 @@ def test_each_mistake_is_counted_for_the_role_by_kind() -> None:
     assert dict(role.mistakes) == {"unparseable": 1, "unknown_element": 1, "several_actions": 1}
 
 
-def test_a_click_on_a_heading_is_refused_and_the_model_told_the_link_inside_it() -> None:
-    view = page(("heading", "Running shoes"), ("link", "Running shoes"), children={1: (2,)}, inert={1})
+def test_a_click_on_a_heading_around_two_links_is_refused_and_the_model_told_them() -> None:
+    view = page(("heading", "Running shoes"), ("link", "Trail"), ("link", "Road"), children={1: (2, 3)}, inert={1})
     fake = FakeModel.queue(answer("click [1]"), answer("click [2]"))
     role = RoleModel(fake, "policy")
     inputs = dataclasses.replace(data(), observation=view.text)
@@ -160,8 +160,18 @@ def test_a_click_on_a_heading_is_refused_and_the_model_told_the_link_inside_it()
     assert [c.action for c in candidates] == [Click(2)]
     assert fake.calls[1].last.startswith("`click [1]` cannot be done: [1] heading 'Running shoes' is not a link, "
                                          "button or other control, so a click on it does nothing; the controls "
-                                         "inside it: [2] link 'Running shoes'")
+                                         "inside it: [2] link 'Trail', [3] link 'Road'")
     assert dict(role.mistakes) == {"inert_click": 1}
+
+
+def test_a_click_on_a_heading_around_one_link_is_that_link_without_asking_again() -> None:
+    view = page(("heading", "Running shoes"), ("link", "Running shoes"), children={1: (2,)}, inert={1})
+    fake = FakeModel.queue(answer("click [1]"))
+    role = RoleModel(fake, "policy")
+    inputs = dataclasses.replace(data(), observation=view.text)
+    candidates, _ = asyncio.run(generate_candidates(role, inputs, single(), view))
+    assert [(c.action, c.action_text) for c in candidates] == [(Click(2), "click [2]")]
+    assert len(fake.calls) == 1 and dict(role.mistakes) == {"retargeted": 1}
 
 
 def test_max_retries_bounds_the_calls() -> None:

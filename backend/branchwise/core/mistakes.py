@@ -10,7 +10,7 @@ from typing import Literal
 from .status import Role
 
 MistakeKind = Literal["unparseable", "unknown_element", "inert_click", "invalid_action", "several_actions",
-                      "unreadable_verdict", "ungrounded_answer"]
+                      "unreadable_verdict", "ungrounded_answer", "retargeted"]
 # What each kind is called in reports.
 MISTAKE_NAMES: dict[MistakeKind, str] = {
     "unparseable": "answers with no valid action",
@@ -20,6 +20,7 @@ MISTAKE_NAMES: dict[MistakeKind, str] = {
     "several_actions": "answers with several actions (the first taken)",
     "unreadable_verdict": "unreadable verdicts",
     "ungrounded_answer": "answers with a number no page on the way showed",
+    "retargeted": "actions moved onto the one field or control inside the element named",
 }
 # Per role, per kind: how many.
 MistakeCounts = dict[Role, dict[MistakeKind, int]]

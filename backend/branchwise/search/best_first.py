@@ -56,6 +56,7 @@ from .context import (
 )
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
+from .meant import proposed
 from .step import advance, answer_at, reach, stop_node
 from .tree import Node
 from .validate import unavailable_actions, validate_action
@@ -269,9 +270,7 @@ class _Run:
             except ActionParseError:
                 policy.noted("unparseable")
                 continue
-            if parsed.dropped:
-                policy.noted("several_actions")
-            action, thought = ctx.secrets.seal(parsed.action, parsed.thought, node.page)
+            action, thought = proposed(parsed, node.page, ctx.secrets, policy)
             if action.to_text() in tried:
                 continue  # where it leads is known: a revisit, a failure, or a state no better than this one
             refusal = validate_action(action, node.page, space)

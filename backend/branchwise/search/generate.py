@@ -21,6 +21,7 @@ from ..policy.prompts import PromptConfig, build_cot_messages, newest_lines
 from ..safety.secrets import SecretKeeper
 from .candidates import Candidate
 from .examples import fit_examples
+from .meant import proposed
 from .roles import RoleModel
 from .urlcheck import UrlCheck
 from .validate import ActionSpace, Refusal, validate_action
@@ -133,10 +134,8 @@ async def _generate_one(
             model.noted("unparseable")
             error = f"your answer has no valid action: {exc}"
         else:
-            if parsed.dropped:
-                model.noted("several_actions")
             # A typed password or card number is masked in the candidate's text and thought from here on.
-            action, thought = secrets.seal(parsed.action, parsed.thought, page)
+            action, thought = proposed(parsed, page, secrets, model)
             problem = await _check(action, page, space, url_check)
             if problem is None:
                 return Candidate(action, action.to_text(), thought, sources=(variation.name,))

@@ -32,6 +32,7 @@ from .context import (
 )
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
+from .meant import proposed
 from .step import advance, answer_at, stop_node
 from .tree import Node
 from .urlcheck import load_failure
@@ -94,9 +95,7 @@ class GreedySearch:
             else:
                 unparseable_in_a_row = 0
                 # From here on a typed password or card number shows as [••••••] (history, logs, store, --json).
-                action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
-                if parsed.dropped:
-                    ctx.roles.policy.noted("several_actions")
+                action, thought = proposed(parsed, node.page, ctx.secrets, ctx.roles.policy)
                 item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
                                     action_class=ActionClass.TERMINATING if isinstance(action, Stop)
                                     else ActionClass.SAFE, reward=0.0, thought=thought)

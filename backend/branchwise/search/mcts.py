@@ -53,6 +53,7 @@ from .context import (
 )
 from .examples import RetrievalConfig
 from .frontier import FrontierItem
+from .meant import proposed
 from .puct import NEW_CHILD, Stats, backpropagate, best_node, select
 from .roles import RoleModel
 from .step import advance, answer_at, reach, stop_node
@@ -415,9 +416,7 @@ class _Run:
             policy.noted("unparseable")
             self._failed_try(sub, node, "an answer without an action")
             return None
-        if parsed.dropped:
-            policy.noted("several_actions")
-        action, thought = ctx.secrets.seal(parsed.action, parsed.thought.strip(), node.page)
+        action, thought = proposed(parsed, node.page, ctx.secrets, policy)
         if isinstance(action, Stop):
             if look_ahead:
                 return None

@@ -116,21 +116,29 @@ def _invalid(reason: str) -> Refusal:
     return Refusal("invalid_action", reason)
 
 
-def _line(element: ElementInfo) -> str:
+def line_of(element: ElementInfo) -> str:
+    """An element as the observation shows it: `[42] link 'Projects'`."""
     return f"[{element.id}] {element.role}" + (f" '{element.name}'" if element.name else "")
+
+
+def is_text_field(element: ElementInfo) -> bool:
+    """A field `type` can fill: a text role, neither disabled nor read-only."""
+    return element.role in TEXT_ROLES and not _flag(element, "disabled") and not _flag(element, "readonly")
+
+
+def text_fields_inside(page: PageView, element: ElementInfo) -> list[ElementInfo]:
+    return [e for e in page.descendants(element) if is_text_field(e)]
 
 
 def _text_fields(page: PageView, target: ElementInfo) -> str:
     """Where to type instead, named, the fields inside `target` first. Told only "type into a textbox", a real 1.5B
     model's greedy runs stopped on three refused actions, the last typing into the `search` landmark around a search
     box (3004 and 1006 in the bench's runs), and on the demo's task it typed into the page's root, then gave up."""
-    def usable(e: ElementInfo) -> bool:
-        return e.role in TEXT_ROLES and not _flag(e, "disabled") and not _flag(e, "readonly")
-    inside = [e for e in page.descendants(target) if usable(e)]
+    inside = text_fields_inside(page, target)
     if inside:
         return (f"the text field{'s' if len(inside) > 1 else ''} inside it: "
-                + ", ".join(_line(e) for e in inside[:MAX_NAMED_FIELDS]))
-    fields = [_line(e) for e in page.elements.values() if usable(e)]
+                + ", ".join(line_of(e) for e in inside[:MAX_NAMED_FIELDS]))
+    fields = [line_of(e) for e in page.elements.values() if is_text_field(e)]
     if not fields:
         return "this page shows no text field to type into"
     shown = fields[:MAX_NAMED_FIELDS]
@@ -138,7 +146,7 @@ def _text_fields(page: PageView, target: ElementInfo) -> str:
     return "type into a text field: " + ", ".join(shown) + more
 
 
-def _controls_inside(page: PageView, element: ElementInfo, limit: int = 3) -> list[ElementInfo]:
+def controls_inside(page: PageView, element: ElementInfo, limit: int = 3) -> list[ElementInfo]:
     """The first lines under `element` a click acts on, outermost only (a link, not the text inside it: what lies in a
     line that reacts reacts too, and `element` itself does not)."""
     outermost = (child for child in page.descendants(element)
@@ -148,10 +156,10 @@ def _controls_inside(page: PageView, element: ElementInfo, limit: int = 3) -> li
 
 def _inert_click(page: PageView, element: ElementInfo) -> str:
     """Why a click on a line that cannot react is refused, and what to click instead."""
-    inside = _controls_inside(page, element)
-    instead = ("the controls inside it: " + ", ".join(_line(c) for c in inside) if inside
+    inside = controls_inside(page, element)
+    instead = ("the controls inside it: " + ", ".join(line_of(c) for c in inside) if inside
                else "click a link, button or field instead")
-    return f"{_line(element)} is not a link, button or other control, so a click on it does nothing; {instead}"
+    return f"{line_of(element)} is not a link, button or other control, so a click on it does nothing; {instead}"
 
 
 def unavailable_actions(page: PageView | None, space: ActionSpace) -> list[str]:
