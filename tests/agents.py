@@ -10,8 +10,10 @@ from branchwise.search.roles import Completer, ModelRoles
 
 
 def greedy_agent(model: Completer, browser: Any = None, **kwargs: Any) -> SearchAgent:
-    """`kwargs`: GreedyConfig fields, and the agent's own (store, gate, approver, classifier)."""
+    """`kwargs`: GreedyConfig fields, the agent's own (store, gate, approver, classifier) and `keep_prompts`."""
     agent_keys = ("store", "gate", "approver", "classifier")
+    keep_prompts = bool(kwargs.pop("keep_prompts", False))
     options = GreedyConfig.model_validate({k: v for k, v in kwargs.items() if k not in agent_keys})
-    return SearchAgent(ModelRoles.shared(model), browser, SearchConfig(strategy="greedy", options=options),
+    return SearchAgent(ModelRoles.shared(model), browser,
+                       SearchConfig(strategy="greedy", options=options, keep_prompts=keep_prompts),
                        **{k: v for k, v in kwargs.items() if k in agent_keys})

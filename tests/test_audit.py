@@ -79,10 +79,11 @@ def v1_store(path: Path) -> None:
 def test_a_version_1_store_gains_the_audit_table_and_keeps_its_runs(tmp_path: Path) -> None:
     path = default_store_path(tmp_path)
     v1_store(path)
-    assert SCHEMA_VERSION == 9
+    assert SCHEMA_VERSION == 10
     with RunStore(path) as store:
         old = store.load_run("old")
-        # Version 9: an old run did not record how it planned, so a resume goes on as the resuming command says.
+        # Version 10 only adds prompts to model calls (test_store). Version 9: an old run did not record how it
+        # planned, so a resume goes on as the resuming command says.
         assert (old.run.profile, old.run.temperature, old.run.examples) == ("", None, False)
         assert (old.run.max_steps, old.run.limits) == (None, Limits())
         # Version 8: an old node has no note.

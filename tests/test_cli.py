@@ -288,6 +288,17 @@ def test_a_run_under_a_profile_since_removed_takes_the_resuming_commands_profile
     assert (options.profile, options.temperature, options.max_steps) == ("laptop", 0.0, 30)
 
 
+def test_keep_prompts_reaches_the_run_from_run_serve_and_resume_and_is_off_by_default(tmp_path: Path) -> None:
+    def kept(flags: list[str]) -> bool:
+        options = run_options(parse_args(flags, {}))
+        return search_config(options.strategy, keep_prompts=options.keep_prompts).keep_prompts
+
+    assert kept(["run", "t", "--start-url", "http://shop.example/", "--keep-prompts"])
+    assert kept(["serve", "--keep-prompts"]) and not kept(["serve"])
+    point = interrupted_run(tmp_path, profile="paper")
+    assert resumed(point, "--keep-prompts").keep_prompts and not resumed(point).keep_prompts
+
+
 def test_resume_takes_no_profile_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(["resume", "r1", "--profile", "paper"], {})

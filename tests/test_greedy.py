@@ -101,13 +101,12 @@ def scripted(request: pytest.FixtureRequest) -> Iterator[ScriptedModelServer]:
 
 
 def run_agent(server: ScriptedModelServer, env: SiteEnv, store: RunStore | None = None,
-              **config: object) -> tuple[RunResult, Recorder]:
+              task: str = "How much was order 1042?", **config: object) -> tuple[RunResult, Recorder]:
     async def main() -> tuple[RunResult, Recorder]:
         recorder = Recorder()
         llm = LLMConfig(base_url=server.base_url, api_key=SecretStr("t"), model="m", max_retries=0)
         async with LLMClient(llm) as client:
             agent = greedy_agent(client, store=store, **config)
-            task = "How much was order 1042?"
             return await agent.run(task, env, recorder, run_id="r1"), recorder  # type: ignore[arg-type]
 
     return asyncio.run(main())
@@ -306,6 +305,23 @@ def test_every_model_call_is_kept_with_its_time_and_reply_and_shown_with_calls(s
     assert f"\n2. policy, {calls[1].seconds:.1f} s, {calls[1].usage.prompt_tokens} prompt tokens, " in shown
     assert "\n  reply: " + cot("stop [$54.10]") in shown
     assert "no model calls recorded" in format_calls("r0", [])
+    assert all(c.prompt == "" for c in calls) and "  prompt:" not in shown  # kept only when asked for
+
+
+@pytest.mark.parametrize("scripted", [ANSWERS], indirect=True)
+def test_keep_prompts_stores_each_prompt_as_sent_without_the_tasks_password(scripted: ScriptedModelServer,
+                                                                             store: RunStore) -> None:
+    """What the model was shown, word for word, for reading why it answered as it did; a password the task names
+    is masked there as everywhere else."""
+    run_agent(scripted, SiteEnv(), store, task="Log in with password Tr0ub4dor&3 and say how much order 1042 was",
+              keep_prompts=True)
+    first, second = store.model_calls("r1")
+    assert first.prompt.startswith("[system]\nYou are an autonomous intelligent agent")
+    assert "\n\n[user]\n" in first.prompt and "link 'Orders'" in first.prompt
+    assert "URL: http://shop.test/orders" in second.prompt and "Order #1042: 3 items, $54.10" in second.prompt
+    assert "Tr0ub4dor&3" not in first.prompt + second.prompt and "say how much order 1042 was" in first.prompt
+    shown = format_calls("r1", [first])
+    assert "\n  prompt:\n    [system]\n    You are an autonomous intelligent agent" in shown
 
 
 @pytest.mark.parametrize("scripted", [[Rule(reply=cot("click [8]"))]], indirect=True)

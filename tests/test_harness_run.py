@@ -130,3 +130,5 @@ def test_a_tasks_retrieval_draws_on_the_sites_demonstrations_and_never_on_the_ev
         assert (config.past_runs, config.examples, config.site) == (False, examples, sandbox_site("gitlab"))
         assert (config.strategy, config.max_steps, config.temperature) == ("action_aware", 10, None)
     assert task_search_config(task, EvalOptions(temperature=0.0)).temperature == 0.0, "eval --temperature reaches it"
+    assert task_search_config(task, EvalOptions(keep_prompts=True)).keep_prompts, "and eval --keep-prompts"
+    assert not task_search_config(task, EvalOptions()).keep_prompts

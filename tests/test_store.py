@@ -648,7 +648,8 @@ def test_model_calls_are_kept_in_order_apart_from_the_run_and_found_by_prefix(st
                             usage=Usage(calls=2, prompt_tokens=5200, completion_tokens=90, cached_prompt_tokens=4100),
                             replies=["Thoughts: the page shows 10.\nStatus: success", "Status: failure — «no»"],
                             created_at=T0)
-    policy = ModelCallRecord(run_id="r1abc", role="policy", seconds=3.0, replies=["```stop [10]```"], created_at=T0)
+    policy = ModelCallRecord(run_id="r1abc", role="policy", seconds=3.0, replies=["```stop [10]```"], created_at=T0,
+                             prompt="[system]\nYou are an autonomous intelligent agent\n\n[user]\nOBSERVATION: …")
     store.add_model_calls([value, policy])
     store.add_model_calls([policy.model_copy(update={"run_id": "r2"})])
     assert store.model_calls("r1") == [value, policy]
@@ -658,13 +659,30 @@ def test_model_calls_are_kept_in_order_apart_from_the_run_and_found_by_prefix(st
         store.model_calls("nope")
 
 
+def test_a_secret_learnt_later_is_scrubbed_from_stored_replies_and_prompts(store: RunStore) -> None:
+    store.start_run(run_record("r1"))
+    store.add_model_calls([ModelCallRecord(run_id="r1", role="policy", replies=["the PIN is 4821"],
+                                           prompt="[user]\nThe note says: PIN 4821", created_at=T0),
+                           ModelCallRecord(run_id="r1", role="value", replies=["fine"], created_at=T0)])
+    assert store.scrub_run("r1", lambda text: text.replace("4821", "[••••••]")) == 1
+    first, second = store.model_calls("r1")
+    assert (first.replies, first.prompt) == (["the PIN is [••••••]"], "[user]\nThe note says: PIN [••••••]")
+    assert (second.replies, second.prompt) == (["fine"], "")
+
+
+def store_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A new store as version `version` made it (its user_version still to be set by the caller, once filled)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statements in _MIGRATIONS[:version]:
+        for statement in statements:
+            conn.execute(statement)
+    return conn
+
+
 def test_a_version_4_store_keeps_its_demonstrations_by_site_without_www(tmp_path: Path) -> None:
     """Sites are kept without `www.` since version 5: what was explored at www.shop.example is found at shop.example."""
     path = tmp_path / "runs.sqlite3"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for statements in _MIGRATIONS[:4]:
-        for statement in statements:
-            conn.execute(statement)
+    conn = store_at_version(path, 4)
     for site in ("www.shop.example", "forum.example", "sandbox:shopping"):
         conn.execute("INSERT INTO demonstrations (site, instruction, steps, score, created_at) "
                      "VALUES (?, 'Open the books', '[]', 5, '2026-11-27T00:00:00')", (site,))
@@ -673,3 +691,19 @@ def test_a_version_4_store_keeps_its_demonstrations_by_site_without_www(tmp_path
     with RunStore(path) as store:
         assert store.demo_sites() == {"forum.example": 1, "sandbox:shopping": 1, "shop.example": 1}
         assert [d.instruction for d in store.demonstrations("shop.example")] == ["Open the books"]
+
+
+def test_a_version_9_stores_model_calls_are_read_without_prompts(tmp_path: Path) -> None:
+    """Prompts are kept since version 10, and only with --keep-prompts: the calls before read with none."""
+    path = tmp_path / "runs.sqlite3"
+    conn = store_at_version(path, 9)
+    conn.execute("INSERT INTO runs (run_id, task, started_at, status) VALUES ('r1', 'Find it', "
+                 "'2026-11-27T00:00:00', 'finished')")
+    conn.execute("INSERT INTO model_calls (run_id, role, asked, seconds, usage, replies, created_at) VALUES "
+                 "('r1', 'policy', 'You are an autonomous intelligent agent', 2.5, '{}', '[\"stop [10]\"]', "
+                 "'2026-11-27T00:00:00')")
+    conn.execute("PRAGMA user_version = 9")
+    conn.close()
+    with RunStore(path) as store:
+        [call] = store.model_calls("r1")
+        assert (call.replies, call.prompt) == (["stop [10]"], "")

@@ -179,6 +179,8 @@ class RunOptions:
     examples: bool = False
     # The policy's temperature, over the strategy's own (None).
     temperature: float | None = None
+    # Every model call stored with its whole prompt (`branchwise show RUN --calls` prints them).
+    keep_prompts: bool = False
 
 
 def open_store(data_dir: Path) -> RunStore:
@@ -195,7 +197,7 @@ def build_agent(model: ModelSetup, browser: Browser, options: RunOptions, store:
     and `approver` asked."""
     search = search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
                            max_steps=options.max_steps, limits=options.limits, examples=options.examples,
-                           temperature=options.temperature)
+                           temperature=options.temperature, keep_prompts=options.keep_prompts)
     return SearchAgent(model.roles, browser, search, store=store, approver=approver, gate=gate)
 
 
@@ -354,7 +356,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
                       confirm=getattr(args, "confirm", None), confirm_config=confirm_config(args),
                       sites=site_rules(args), profile=getattr(args, "profile", DEFAULT_PROFILE),
                       limits=run_limits(args), examples=getattr(args, "examples", False),
-                      temperature=getattr(args, "temperature", None))
+                      temperature=getattr(args, "temperature", None),
+                      keep_prompts=getattr(args, "keep_prompts", False))
 
 
 def resumed_options(fallback: RunOptions, point: ResumePoint, *, max_steps: int | None = None,
@@ -551,7 +554,15 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
                         help="the temperature the policy samples its actions at, 0 to 2 (default: the strategy's own, "
                              "its paper's: greedy and best_first 1.0, action_aware's generators 0.7, mcts's Explorer "
                              "0.3); 0 takes the model's likeliest answer, and a search's samples then mostly agree")
+    add_prompt_arg(parser)
     add_limit_args(parser)
+
+
+def add_prompt_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keep-prompts", action="store_true",
+                        help="store every model call with its whole prompt, as sent, beside its replies (`branchwise "
+                             "show RUN --calls` prints them): to read why the model answered as it did; a prompt "
+                             "holds the page, so this takes room (tens of kilobytes a call)")
 
 
 def add_limit_args(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
@@ -683,7 +694,8 @@ async def cmd_eval(args: argparse.Namespace) -> int:
     assert chromium is not None, "eval always launches its own Chromium"
     options = EvalOptions(strategy=args.strategy, backtrack=args.backtrack, max_steps=args.max_steps,
                           approve=args.approve == "all", chromium=chromium, profile=args.profile,
-                          limits=run_limits(args), examples=args.examples, temperature=args.temperature)
+                          limits=run_limits(args), examples=args.examples, temperature=args.temperature,
+                          keep_prompts=args.keep_prompts)
     if args.demos is not None:
         copied = import_demonstrations(args.demos, args.out)
         say(f"Demonstrations: {copied} new from {args.demos} (by site: sandbox:shopping, sandbox:reddit, "
@@ -814,6 +826,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--task", default=None,
                         help="the task as first written, when it named a password or card number (never stored)")
     add_limit_args(resume, resumed=True)
+    add_prompt_arg(resume)
     add_task_session_args(resume)
     resume.set_defaults(handler=cmd_resume)
 

@@ -60,6 +60,8 @@ class EvalOptions(BaseModel):
     examples: bool = False
     # The policy's temperature, over the strategy's own (None).
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    # Every model call of every task's run stored with its whole prompt (`--keep-prompts`).
+    keep_prompts: bool = False
 
 
 class TaskResult(BaseModel):
@@ -201,7 +203,7 @@ def task_search_config(task: TaskConfig, options: EvalOptions) -> SearchConfig:
     return search_config(options.strategy, profile=options.profile, backtrack=options.backtrack,
                          max_steps=options.max_steps, limits=options.limits, examples=options.examples,
                          site=sandbox_site(task.sites[0]) if task.sites else None, past_runs=False,
-                         temperature=options.temperature)
+                         temperature=options.temperature, keep_prompts=options.keep_prompts)
 
 
 async def run_task(task: TaskConfig, model: ModelSetup, options: EvalOptions, out: Path) -> TaskResult:

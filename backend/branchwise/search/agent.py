@@ -72,6 +72,8 @@ class SearchConfig(BaseModel):
     limits: Limits = Limits()
     # Retrieved steps (finished runs, the site's demonstrations) in every strategy's prompt (--examples).
     examples: bool = False
+    # Every model call stored with its whole prompt (--keep-prompts), for reading why a model answered as it did.
+    keep_prompts: bool = False
     # What the site's demonstrations are kept by; None: the start page's host (`examples.site_of`).
     site: str | None = None
     # Whether retrieval draws on the store's finished runs as well as on the site's demonstrations. Eval turns it off:
@@ -135,7 +137,8 @@ class SearchAgent:
         # written.
         shown_task = mask_task(task)
         secrets = SecretKeeper(task_secrets(task))
-        trace = SearchTrace(run_id, strategy.name, reporter, self.store, state, secrets)
+        trace = SearchTrace(run_id, strategy.name, reporter, self.store, state, secrets,
+                            keep_prompts=self.config.keep_prompts)
         wait = ModelWait(trace.progress)
         roles = self.roles.for_run(budget, before, on_call=trace.model_called, wait=wait)
         # A page longer than the model's prompt has room for is shown around its viewport.

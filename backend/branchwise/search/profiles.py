@@ -50,13 +50,14 @@ DEFAULT_PROFILE = "laptop"
 
 def search_config(strategy: str, *, profile: str = DEFAULT_PROFILE, backtrack: BacktrackMode = "speculative",
                   max_steps: int | None = None, limits: Limits | None = None, examples: bool = False,
-                  site: str | None = None, past_runs: bool = True, temperature: float | None = None) -> SearchConfig:
+                  site: str | None = None, past_runs: bool = True, temperature: float | None = None,
+                  keep_prompts: bool = False) -> SearchConfig:
     """How a run searches: `strategy` with the profile's settings for it, and the profile's limits with any of
     `limits` (the user's flags) put over them; `examples`: retrieved steps in every prompt, demonstrations drawn from
     `site` (None: the start page's host), finished runs too unless `past_runs` is off; `temperature`: the policy's,
-    over the strategy's own."""
+    over the strategy's own; `keep_prompts`: every model call stored with its prompt."""
     chosen = PROFILES[profile]
     merged = chosen.limits.model_copy(update=limits.model_dump(exclude_none=True) if limits is not None else {})
     return SearchConfig(strategy=strategy, backtrack=backtrack, profile=profile, max_steps=max_steps,
                         options=chosen.options.get(strategy), limits=merged, examples=examples, site=site,
-                        past_runs=past_runs, temperature=temperature)
+                        past_runs=past_runs, temperature=temperature, keep_prompts=keep_prompts)

@@ -34,7 +34,8 @@ CONTEXT_MARGIN = 0.05
 @dataclass(frozen=True)
 class ModelCall:
     """One answered call, as a role reports it: what was asked (the first line of the system message), how long the
-    model worked on it (`Completion.seconds`), what it cost and the replies."""
+    model worked on it (`Completion.seconds`), what it cost, the replies, and the messages as fitted to the model's
+    context (a context-overflow reply may have had them shrunk once more)."""
 
     role: Role
     asked: str
@@ -42,10 +43,16 @@ class ModelCall:
     usage: Usage
     replies: tuple[str, ...]
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    messages: tuple[ChatMessage, ...] = ()
 
 
 # Told of every answered call (the run's trace, which stores it).
 CallListener = Callable[[ModelCall], Awaitable[None]]
+
+
+def prompt_text(messages: Sequence[ChatMessage]) -> str:
+    """A prompt as one text, each message under its role: what `--keep-prompts` stores."""
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
 
 
 def asked_of(messages: Sequence[ChatMessage]) -> str:
@@ -121,7 +128,7 @@ class RoleModel:
             # and their waits would count the same seconds twice.
             seconds = completion.seconds or round(time.monotonic() - started, 3)
             await self.on_call(ModelCall(self.role, asked_of(messages), seconds, completion.usage,
-                                         tuple(completion.texts)))
+                                         tuple(completion.texts), messages=tuple(messages)))
         return completion
 
 

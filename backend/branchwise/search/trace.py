@@ -33,7 +33,7 @@ from ..store import (
 )
 from ..store.records import ValueKind
 from .backtrack import BacktrackResult
-from .roles import ModelCall
+from .roles import ModelCall, prompt_text
 from .state import SearchState
 from .tree import Node
 
@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 
 class SearchTrace:
     def __init__(self, run_id: str, strategy: str, reporter: RunReporter, store: RunStore | None,
-                 state: SearchState | None = None, secrets: SecretKeeper | None = None) -> None:
+                 state: SearchState | None = None, secrets: SecretKeeper | None = None, *,
+                 keep_prompts: bool = False) -> None:
         self.run_id = run_id
         self.strategy = strategy
         self.reporter = reporter
@@ -62,6 +63,8 @@ class SearchTrace:
         # The run's answered model calls, in order, and how many of them are stored (`usage`, `call_records`).
         self.calls: list[ModelCall] = []
         self._calls_written = 0
+        # Whether each call is stored with its whole prompt (`--keep-prompts`), not only what it asked.
+        self.keep_prompts = keep_prompts
         # The last write of calls and how many were on record before it: shielded from a cancel, so the run's end
         # waits for it rather than losing or repeating its calls (unwritten_calls).
         self._calls_write: asyncio.Future[None] | None = None
@@ -236,9 +239,11 @@ class SearchTrace:
         return self.call_records()
 
     def call_records(self) -> list[ModelCallRecord]:
-        """The model calls not yet stored, as stored: every reply scrubbed of the secrets the run knows."""
+        """The model calls not yet stored, as stored: every reply, and the prompt if kept, scrubbed of the secrets the
+        run knows."""
         return [ModelCallRecord(run_id=self.run_id, role=c.role, asked=c.asked, seconds=c.seconds, usage=c.usage,
-                                replies=[self.secrets.scrub(r) for r in c.replies], created_at=c.at)
+                                replies=[self.secrets.scrub(r) for r in c.replies], created_at=c.at,
+                                prompt=self.secrets.scrub(prompt_text(c.messages)) if self.keep_prompts else "")
                 for c in self.calls[self._calls_written:]]
 
     async def backtracked(self, source: int, target: int, result: BacktrackResult) -> None:

@@ -153,7 +153,8 @@ class BacktrackRecord(_Record):
 
 class ModelCallRecord(_Record):
     """One answered call to the model in a run: which role asked for what, how long it took, what it cost and what
-    came back, for reading why a run went where it did (the prompt itself is not kept: its page is the node's)."""
+    came back, for reading why a run went where it did; the whole prompt only if the run keeps prompts (else its
+    page is the node's)."""
 
     run_id: str
     role: Role
@@ -163,6 +164,8 @@ class ModelCallRecord(_Record):
     usage: Usage = Usage()
     replies: list[str] = []
     created_at: datetime = Field(default_factory=utc_now)
+    # The prompt as sent, message by message (`roles.prompt_text`), with `--keep-prompts`; else empty.
+    prompt: str = ""
 
 
 class UsageRecord(Usage):

@@ -81,7 +81,7 @@ def _usage_lines(usage: Sequence[UsageRecord]) -> list[str]:
 
 def format_calls(run_id: str, calls: Sequence[ModelCallRecord]) -> str:
     """`branchwise show RUN --calls`: the time the model worked on each role's calls, then every call in order with
-    what it asked, how long it took, its tokens and its replies in full."""
+    what it asked, how long it took, its tokens, its prompt in full if the run kept it, and its replies in full."""
     if not calls:
         return f"Run {run_id}: no model calls recorded (runs before schema 7 did not keep them)"
     by_role: dict[str, list[ModelCallRecord]] = {}
@@ -100,6 +100,8 @@ def format_calls(run_id: str, calls: Sequence[ModelCallRecord]) -> str:
         cached = f", {u.cached_prompt_tokens} cached" if u.cached_prompt_tokens else ""
         lines += ["", f"{index}. {call.role}, {call.seconds:.1f} s, {u.prompt_tokens} prompt tokens{cached}, "
                       f"{u.completion_tokens} completion: {_clip(call.asked, 100)}"]
+        if call.prompt:
+            lines += ["  prompt:", *("    " + line for line in call.prompt.splitlines())]
         for number, reply in enumerate(call.replies, 1):
             label = f"  reply {number}: " if len(call.replies) > 1 else "  reply: "
             body = reply.strip().splitlines() or [""]

@@ -43,7 +43,7 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # How long a statement waits for another process's lock on the store.
 LOCK_TIMEOUT_S = 10.0
 STORE_FILENAME = "runs.sqlite3"
@@ -213,6 +213,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE runs ADD COLUMN examples INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE runs ADD COLUMN max_steps INTEGER",
         "ALTER TABLE runs ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'",
+    ),
+    # 10: a model call's whole prompt, for a run that keeps prompts (`--keep-prompts`).
+    (
+        "ALTER TABLE model_calls ADD COLUMN prompt TEXT NOT NULL DEFAULT ''",
     ),
 )
 
@@ -489,17 +493,17 @@ class RunStore:
         """Append model calls, in one transaction."""
         with self._lock, self._transaction():
             self._conn.executemany(
-                "INSERT INTO model_calls (run_id, role, asked, seconds, usage, replies, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO model_calls (run_id, role, asked, seconds, usage, replies, created_at, prompt) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(r.run_id, r.role, r.asked, r.seconds, r.usage.model_dump_json(), json.dumps(r.replies),
-                  _ts(r.created_at)) for r in records])
+                  _ts(r.created_at), r.prompt) for r in records])
 
     def scrub_run(self, run_id: str, scrub: Callable[[str], str], ended: bool = False) -> int:
-        """Pass the run's stored actions, thoughts, answers, notes and model replies through `scrub` again, for the
-        secrets the run learnt after they were written (a password the model wrote down a step before it typed it, or
-        a stop's answer proposed before a sibling candidate typed one); returns how many rows changed. Once the run has
-        `ended`, the actions its classifications and audit log name too (while it goes on, a decision finds its
-        verdict, and a resume the action in flight, by that text)."""
+        """Pass the run's stored actions, thoughts, answers, notes, model replies and prompts through `scrub` again,
+        for the secrets the run learnt after they were written (a password the model wrote down a step before it typed
+        it, or a stop's answer proposed before a sibling candidate typed one); returns how many rows changed. Once the
+        run has `ended`, the actions its classifications and audit log name too (while it goes on, a decision finds
+        its verdict, and a resume the action in flight, by that text)."""
         with self._lock, self._transaction():
             changed = 0
             if ended:
@@ -519,12 +523,13 @@ class RunStore:
             self._conn.executemany("UPDATE nodes SET action_text = ?, thought = ?, answer = ?, note = ? "
                                    "WHERE run_id = ? AND node_id = ?", nodes)
             calls = []
-            for row in self._conn.execute("SELECT id, replies FROM model_calls WHERE run_id = ?", (run_id,)):
+            for row in self._conn.execute("SELECT id, replies, prompt FROM model_calls WHERE run_id = ?", (run_id,)):
                 replies = json.loads(row["replies"])
                 scrubbed = [scrub(reply) for reply in replies]
-                if scrubbed != replies:
-                    calls.append((json.dumps(scrubbed), row["id"]))
-            self._conn.executemany("UPDATE model_calls SET replies = ? WHERE id = ?", calls)
+                prompt = scrub(row["prompt"]) if row["prompt"] else ""
+                if scrubbed != replies or prompt != row["prompt"]:
+                    calls.append((json.dumps(scrubbed), prompt, row["id"]))
+            self._conn.executemany("UPDATE model_calls SET replies = ?, prompt = ? WHERE id = ?", calls)
         return changed + len(nodes) + len(calls)
 
     def model_calls(self, run_id_or_prefix: str) -> list[ModelCallRecord]:
@@ -534,7 +539,7 @@ class RunStore:
             rows = self._conn.execute("SELECT * FROM model_calls WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
         return [ModelCallRecord(run_id=r["run_id"], role=r["role"], asked=r["asked"], seconds=r["seconds"],
                                 usage=Usage.model_validate_json(r["usage"]), replies=json.loads(r["replies"]),
-                                created_at=_dt(r["created_at"])) for r in rows]
+                                created_at=_dt(r["created_at"]), prompt=r["prompt"]) for r in rows]
 
     def add_backtrack(self, record: BacktrackRecord) -> None:
         self._write("INSERT INTO backtracks (run_id, source, target, mode, outcome, reason, replayed_actions, "
