@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from branchwise.local_model import SMOLLM2_135M
+from branchwise.store import RunStore, default_store_path
 
 from test_cli_e2e import base_env, branchwise
 
@@ -26,7 +27,7 @@ def test_eval_with_a_real_local_model_records_calls_tokens_and_results(tmp_path:
     picked = [arg for task in TASKS for arg in ("--task-id", str(task))]
     # A small context keeps each call to a few seconds on a CPU (and has long pages shown around the viewport).
     done = branchwise("eval", str(DEV), *picked, "--local-model", SMOLLM2_135M.key, "--context-tokens", "2048",
-                      "--strategy", "greedy", "--max-steps", "2", "--headless", "--out", str(out),
+                      "--strategy", "greedy", "--max-steps", "2", "--headless", "--out", str(out), "--keep-prompts",
                       env=base_env(tmp_path), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Model: local {SMOLLM2_135M.name} at http://127.0.0.1:" in done.stdout
@@ -46,6 +47,14 @@ def test_eval_with_a_real_local_model_records_calls_tokens_and_results(tmp_path:
     # llama.cpp says how much of each prompt it had cached: at least the second task's first prompt shares the
     # system message and worked examples with the calls before it (one server answers both tasks).
     assert sum(r["usage"]["policy"]["cached_prompt_tokens"] for r in results.values()) > 0
+
+    # --keep-prompts: each call's prompt, as the model got it, is in the store and shown with the run's calls.
+    with RunStore.open(default_store_path(out)) as store:
+        calls = [call for result in results.values() for call in store.model_calls(result["run_id"])]
+    assert len(calls) == sum(r["usage"]["policy"]["calls"] for r in results.values())
+    assert all(c.prompt.startswith("[system]\n") and "\n\n[user]\n" in c.prompt and "URL: " in c.prompt for c in calls)
+    shown = branchwise("show", results[TASKS[0]]["run_id"], "--calls", "--data-dir", str(out), env=base_env(tmp_path))
+    assert shown.returncode == 0 and "\n  prompt:\n    [system]\n" in shown.stdout, shown.stdout + shown.stderr
 
     made = branchwise("eval", "report", str(out), env=base_env(tmp_path))
     assert made.returncode == 0, made.stdout + made.stderr
