@@ -32,7 +32,7 @@ from branchwise.safety.sites import SiteRules
 from branchwise.search.urlcheck import UrlCheck
 
 from fake_models import Call
-from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, SiteRun, act, page_of, search_site
+from fake_site import BOOKS_URL, HOME_URL, ORCHARD_URL, PAGES, SHELF_URL, SiteRun, act, page_of, search_site
 from test_search_generate import DeadAddresses
 
 SUMMARY, LABEL, REWARD, RELABEL = ("state-change summariser", "instruction labeller", "outcome reward model",
@@ -128,6 +128,19 @@ def test_an_episode_runs_only_what_changes_nothing_and_keeps_what_scored_well(tm
         (HOME_URL, "click [1]"), (BOOKS_URL, "click [2]"), (ORCHARD_URL, "stop [1997]")]
     assert demo.steps[0].thought == "The book is under Books." and "[1] link 'Books'" in demo.steps[0].observation_text
     assert run.outcome.answer == "1 demonstration(s) from 2 step(s)"
+
+
+def test_an_episode_explores_the_one_link_in_a_heading_and_refuses_the_buy_button_in_a_card(tmp_path: Path) -> None:
+    """What the model named is moved onto the one control inside it before exploring checks it: the heading's link
+    is explored, the card's Buy button refused as destructive, by its own id."""
+    run, _, prompts = run_episode(tmp_path, {
+        HOME_URL: [act(f"goto [{SHELF_URL}]")],
+        SHELF_URL: [act("click [3]"), act("click [1]")],
+        ORCHARD_URL: [act("stop [done]")],
+    })
+    assert run.env.executed == [(HOME_URL, f"goto [{SHELF_URL}]"), (SHELF_URL, "click [2]")]
+    assert any("`click [4]` was not run: it is destructive" in p.last for p in prompts)
+    assert run.roles.policy.mistakes["retargeted"] == 2
 
 
 def test_a_low_score_prunes_the_episode_and_keeps_nothing(tmp_path: Path) -> None:

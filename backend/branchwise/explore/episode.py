@@ -28,6 +28,7 @@ from ..policy.prompts import PromptConfig, build_cot_messages
 from ..safety.sites import SiteRules
 from ..search.context import SearchContext, SearchOutcome, element_facts, policy_history, start_node
 from ..search.frontier import FrontierItem
+from ..search.meant import proposed
 from ..search.step import advance
 from ..search.tree import Node
 from ..search.validate import unavailable_actions, validate_action
@@ -146,7 +147,7 @@ class ExploreEpisode:
                 ctx.roles.policy.noted("unparseable")
                 invalid, previous = invalid + 1, f"your answer had no valid action ({exc})"
                 continue
-            action = parsed.action
+            action, thought = proposed(parsed, node.page, ctx.secrets, ctx.roles.policy)
             if isinstance(action, Stop) and len(steps) >= config.relabel_every:
                 break
             checked = await self._check(ctx, node, action)
@@ -155,7 +156,7 @@ class ExploreEpisode:
                 invalid, previous = invalid + 1, f"`{action.to_text()}` was not run: {checked}"
                 continue
             item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
-                                action_class=checked, reward=0.0, thought=parsed.thought.strip())
+                                action_class=checked, reward=0.0, thought=thought)
             step = await advance(ctx, node, item, recognise_revisits=False)
             if step.node is None or step.node.status == "dead":
                 invalid, previous = invalid + 1, f"`{item.action_text}` failed"
