@@ -4,8 +4,9 @@ A real 1.5B model types into the `search` landmark around a search box, clicks a
 instead of the one link in it, and proposes the same again, word for word, after being told where to type or click
 (BENCHMARKS: "A refused `type` names where to type"). Such an action is moved onto that one element before anything
 else sees it, so it is classified, asked about, run, recorded and shown as what it is: a click on that link, typing
-into that field. Only an action `validate_action` would refuse is ever moved, and only where the choice is not a
-guess: two fields or two links inside, and it is refused as before, naming them.
+into that field. Only an action validation refuses on its page (a click on a line that cannot react, typing into what
+is not a text field) is ever moved, and only where the choice is not a guess: two fields or two links inside, and it
+is refused as before, naming them.
 """
 
 from __future__ import annotations
