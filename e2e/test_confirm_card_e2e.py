@@ -60,7 +60,7 @@ class PanelRuns:
             self.approver = SidePanelApprover(browser.hub, ConfirmConfig(timeout_seconds=timeout))
             agent = SearchAgent(setup.roles, browser, SearchConfig(strategy="best_first"),
                                 store=RunStore.open(self.store_path), approver=self.approver)
-            self.manager = RunManager(browser, setup, agent, EnvConfig())
+            self.manager = RunManager(browser, setup, agent, EnvConfig(), lambda point: agent)
             self.manager.attach()
 
         self.stack.call(go())

@@ -37,9 +37,10 @@ def runs(stack: Stack) -> Iterator[ScriptedModelServer]:
     with ScriptedModelServer(bundled_demo_script()) as server:
         async def attach() -> LLMClient:
             client = LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("test"), model="scripted"))
-            RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
-                       SearchAgent(ModelRoles.shared(client), stack.session.browser,
-                                   SearchConfig(strategy="greedy", max_steps=10)), EnvConfig()).attach()
+            agent = SearchAgent(ModelRoles.shared(client), stack.session.browser,
+                                SearchConfig(strategy="greedy", max_steps=10))
+            RunManager(stack.session.browser, ModelSetup(client, True, "scripted"), agent, EnvConfig(),
+                       lambda point: agent).attach()
             return client
 
         client = stack.call(attach())
@@ -128,10 +129,10 @@ def test_a_run_a_crash_cut_short_is_offered_on_reconnect_and_resumed_from_the_pa
     store.finish_run("c1", "interrupted", reason="the backend stopped before the run finished")
     with ScriptedModelServer(cart_script()) as model:
         client = LLMClient(LLMConfig(base_url=model.base_url, api_key=SecretStr("test"), model="scripted"))
-        manager = RunManager(browser, ModelSetup(client, True, "scripted"),
-                             SearchAgent(ModelRoles.shared(client), browser,
-                                         SearchConfig(strategy="greedy", max_steps=5), store=store),
-                             EnvConfig(), store=store)
+        agent = SearchAgent(ModelRoles.shared(client), browser, SearchConfig(strategy="greedy", max_steps=5),
+                            store=store)
+        manager = RunManager(browser, ModelSetup(client, True, "scripted"), agent, EnvConfig(), lambda point: agent,
+                             store=store)
         manager.attach()
         try:
             driver = stack.driver
@@ -175,9 +176,9 @@ def test_the_panel_lists_what_exploring_learnt_about_the_tabs_site_and_not_anoth
         with ScriptedModelServer(bundled_demo_script()) as server:
             async def attach() -> tuple[LLMClient, RunManager]:
                 client = LLMClient(LLMConfig(base_url=server.base_url, api_key=SecretStr("test"), model="scripted"))
-                manager = RunManager(stack.session.browser, ModelSetup(client, True, "scripted"),
-                                     SearchAgent(ModelRoles.shared(client), stack.session.browser), EnvConfig(),
-                                     store=store)
+                agent = SearchAgent(ModelRoles.shared(client), stack.session.browser)
+                manager = RunManager(stack.session.browser, ModelSetup(client, True, "scripted"), agent, EnvConfig(),
+                                     lambda point: agent, store=store)
                 manager.attach()
                 return client, manager
 

@@ -17,7 +17,8 @@ from branchwise.models import ModelSetup
 from branchwise.protocol import ListDemos, ResumeRun, RunUpdate, StopRun, TabInfo
 from branchwise.runs import RunManager
 from branchwise.safety.secrets import mask_task
-from branchwise.search.agent import SearchAgent
+from branchwise.search.agent import SearchAgent, SearchConfig
+from branchwise.search.resume import ResumePoint
 from branchwise.search.roles import ModelRoles
 from branchwise.store import DemonstrationRecord, DemoStep, NodeRecord, RunRecord, RunStore
 
@@ -62,8 +63,9 @@ def record(store: RunStore, run_id: str, tab_id: int, task: str = "Add the book 
 
 def manager(store: RunStore, browser: Browser) -> RunManager:
     fake = FakeModel.always("stop [done]")
+    agent = SearchAgent(ModelRoles.shared(fake), None)
     return RunManager(browser, ModelSetup(fake, True, "scripted"),  # type: ignore[arg-type]
-                      SearchAgent(ModelRoles.shared(fake), None), EnvConfig(), store=store)
+                      agent, EnvConfig(), lambda point: agent, store=store)
 
 
 def test_the_panel_is_offered_interrupted_runs_with_why_one_cannot_go_on(tmp_path: Path) -> None:
@@ -108,6 +110,31 @@ def test_a_run_going_on_when_the_panel_reconnects_is_announced_to_it(tmp_path: P
     # The panel marked it cut off when its connection closed: the update turns it running again.
     assert [(u.run_id, u.status, u.task) for u in browser.hub.link.sent] == [
         ("r1", "progress", "Add the book to my cart")]
+
+
+def test_a_resumed_run_goes_on_with_the_agent_made_for_it_not_the_backends(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run goes on as it was started (its strategy, profile, temperature, limits: `cli.resumed_options`), whatever
+    the backend that resumes it was started with."""
+    fake = FakeModel.always("stop [done]")
+    own = SearchAgent(ModelRoles.shared(fake), None, SearchConfig(strategy="greedy", temperature=0.0))
+    asked: list[str] = []
+    launched: list[tuple[SearchAgent, str, int]] = []
+
+    def agent_for(point: ResumePoint) -> SearchAgent:
+        asked.append(point.stored.run.run_id)
+        return own
+
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        record(store, "open", 7)
+        runs = RunManager(Browser(open_tabs=(7,)), ModelSetup(fake, True, "scripted"),  # type: ignore[arg-type]
+                          SearchAgent(ModelRoles.shared(fake), None, SearchConfig(strategy="best_first")),
+                          EnvConfig(), agent_for, store=store)
+        monkeypatch.setattr(runs, "_launch", lambda agent, run_id, task, tab_id, resume: launched.append(
+            (agent, run_id, tab_id)))
+        assert asyncio.run(runs.resume(ResumeRun(run_id="open"))) == "open"
+        assert store.load_run("open").run.status == "running"
+    assert asked == ["open"] and launched == [(own, "open", 7)]
 
 
 def test_a_backend_that_is_stopping_resumes_nothing_and_leaves_the_run_to_resume_later(tmp_path: Path) -> None:

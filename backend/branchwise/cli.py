@@ -456,8 +456,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
             manager = RunManager(session.browser, model, build_agent(model, session.browser, options, store,
                                                                      approver, session.gate),
-                                 EnvConfig(sites=options.sites), TerminalReporter(scripted_model=model.scripted),
-                                 store, agent_for=agent_for)
+                                 EnvConfig(sites=options.sites), agent_for,
+                                 TerminalReporter(scripted_model=model.scripted), store)
             manager.attach()
         say("Press Ctrl-C to stop.")
         try:

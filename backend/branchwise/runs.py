@@ -30,12 +30,12 @@ LISTED_DEMOS = 20
 
 class RunManager:
     def __init__(self, browser: Browser, model: ModelSetup, agent: SearchAgent, env_config: EnvConfig,
-                 terminal: RunReporter | None = None, store: RunStore | None = None,
-                 agent_for: Callable[[ResumePoint], SearchAgent] | None = None) -> None:
+                 agent_for: Callable[[ResumePoint], SearchAgent], terminal: RunReporter | None = None,
+                 store: RunStore | None = None) -> None:
         self.browser = browser
         self.model = model
         self.agent = agent
-        # The agent for a resumed run, planning as the run was started; None: only runs of `agent`'s strategy resume.
+        # The agent for a resumed run, planning as the run was started (its strategy, profile, temperature, limits).
         self.agent_for = agent_for
         self.env_config = env_config
         self.terminal = terminal
@@ -81,15 +81,6 @@ class RunManager:
         reporter = Reporters(panel, self.terminal) if self.terminal else panel
         self.tasks[run_id] = asyncio.create_task(agent.run(task, env, reporter, run_id=run_id, resume=resume))
         self.shown_tasks[run_id] = mask_task(task)
-
-    def _agent_for(self, point: ResumePoint) -> SearchAgent:
-        run = point.stored.run
-        if self.agent_for is not None:
-            return self.agent_for(point)
-        if run.strategy != self.agent.config.strategy:
-            raise RunRefused(f"the run used {run.strategy} and this backend runs {self.agent.config.strategy}: "
-                             f"resume it with `branchwise resume {run.run_id}`")
-        return self.agent
 
     async def start(self, message: StartRun) -> str:
         self._busy()
@@ -176,7 +167,7 @@ class RunManager:
         open_tabs = {t.tab_id for t in await self.browser.list_tabs()}
         try:
             point = await self._resumable(message.run_id, open_tabs)
-            agent = self._agent_for(point)
+            agent = self.agent_for(point)
             assert self.store is not None  # _resumable needs it
             await asyncio.to_thread(self.store.reopen_run, point.stored.run.run_id)
         except (Unresumable, RunNotFound) as exc:
