@@ -560,9 +560,9 @@ def add_strategy_args(parser: argparse.ArgumentParser) -> None:
 
 def add_prompt_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-prompts", action="store_true",
-                        help="store every model call with its whole prompt, as sent, beside its replies (`branchwise "
-                             "show RUN --calls` prints them): to read why the model answered as it did; a prompt "
-                             "holds the page, so this takes room (tens of kilobytes a call)")
+                        help="store every model call with its whole prompt, as fitted to the model's context, beside "
+                             "its replies (`branchwise show RUN --calls` prints them): to read why the model answered "
+                             "as it did; a prompt holds the page, so this takes room (tens of kilobytes a call)")
 
 
 def add_limit_args(parser: argparse.ArgumentParser, *, resumed: bool = False) -> None:
