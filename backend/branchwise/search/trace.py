@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ..actions import Action
 from ..agent.reporting import RunReporter
@@ -224,8 +225,9 @@ class SearchTrace:
 
     async def model_called(self, call: ModelCall) -> None:
         """Kept in memory until the next step (`usage`) or the run's end: a reply may hold a secret the run learns
-        only once the reply is read (a password the model types into a password field)."""
-        self.calls.append(call)
+        only once the reply is read (a password the model types into a password field). Its messages only if prompts
+        are kept: the run holds on to every call, and a prompt holds a page."""
+        self.calls.append(call if self.keep_prompts else replace(call, messages=()))
 
     async def unwritten_calls(self) -> list[ModelCallRecord]:
         """The calls the run's end must write: the ones not on record once a write still under way has ended (one
