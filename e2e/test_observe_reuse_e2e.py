@@ -67,6 +67,9 @@ CHANGES = {
                                     ".textContent = 'Frame changed'", "Frame changed"),
     "an element hidden by its style": ("document.getElementById('hideable').style.display = 'none'", None),
     "the page scrolled": ("scrollTo(0, 800)", None),
+    # Its position is in no stamp: the watcher counts its scroll event, which comes a frame later (awaited here).
+    "a box scrolled": ("const box = document.getElementById('box'); box.scrollTop = 40; return new Promise("
+                       "(done) => box.addEventListener('scroll', () => done(), {once: true}))", None),
 }
 
 
@@ -85,6 +88,15 @@ def test_any_change_is_captured_afresh(stack: Stack, pages_port: int, change: st
         assert "Shown until hidden" in text_before and "Shown until hidden" not in text_after
     # Once the page is still again, its new capture is reused.
     assert observe(stack, env)[0].reused
+    stack.call(stack.session.browser.close_tab(env.tab_id))
+
+
+def test_the_windows_scroll_event_arriving_late_keeps_the_capture(stack: Stack, pages_port: int) -> None:
+    """The browser sends the window's scroll event a frame after the scroll, which under load can be after the next
+    capture: that capture already shows the new position (it is in the stamp), and the late event is no change."""
+    url, env = open_page(stack, pages_port)
+    in_page(stack, url, "document.dispatchEvent(new Event('scroll'))")
+    assert observe(stack, env)[0].reused, "a scroll event with nothing scrolled discarded the capture"
     stack.call(stack.session.browser.close_tab(env.tab_id))
 
 

@@ -1,11 +1,11 @@
 // Reusing a capture of a page that has not changed. Capturing is the costliest thing observe does (the accessibility
 // tree of a 6,500-element page takes ~0.9 s), and search observes the same page again and again. A watcher in a world
 // of our own in every captured frame (the page neither sees nor disturbs it) counts what can change the tree: any DOM
-// mutation (in open shadow roots too, style included), input, change, focus, scroll, resize, toggle and load events;
-// its stamp adds what changes without either (a script setting a field's value, the page growing), hashed, and names
-// the document (the same page loaded again is a change: its node ids are new). A capture is reused only when it was
-// stable while it was taken, the frames are the same and every frame's stamp is unchanged; anything unreadable counts
-// as a change. Not seen: changes inside closed shadow roots that touch nothing outside.
+// mutation (in open shadow roots too, style included), input, change, focus, a box's scroll, resize, toggle and load
+// events; its stamp adds what changes without either (a script setting a field's value, the page growing or scrolling),
+// hashed, and names the document (the same page loaded again is a change: its node ids are new). A capture is reused
+// only when it was stable while it was taken, the frames are the same and every frame's stamp is unchanged; anything
+// unreadable counts as a change. Not seen: changes inside closed shadow roots that touch nothing outside.
 import { childSessions, framesOf } from "./cdp.js";
 import { World } from "./worlds.js";
 
@@ -32,9 +32,12 @@ const STAMP = `(() => {
     };
     observer.observe(document, options);
     watchShadows(document);
-    for (const type of ["input", "change", "focusin", "focusout", "scroll", "resize", "toggle", "load", "error"]) {
+    for (const type of ["input", "change", "focusin", "focusout", "resize", "toggle", "load", "error"]) {
       addEventListener(type, bump, true);
     }
+    // The window's own scroll position is in the stamp, read when it happens; its scroll event comes a frame later
+    // and, counted, would discard a capture taken in between for a scroll it already shows. A box's scroll is not.
+    addEventListener("scroll", (event) => { if (event.target !== document) bump(); }, true);
     globalThis.branchwiseWatch = state;
   }
   let hash = 2166136261;
