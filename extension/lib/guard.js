@@ -15,8 +15,8 @@
 // (a SharedWorker, or its service worker by postMessage), whose requests have no tab; WebSocket messages are not
 // requests; when the guard is lifted the rules go, but the document the tab shows stays sandboxed (no new tabs) until
 // the tab navigates; a guard put on a tab that already shows a page sandboxes only the tab's next document.
-// Rule ids: the block rule's id is the tab id, the sandbox rule's is the tab id with bit 30 flipped (tab ids grow by
-// one from a random start, so it would take 2^30 tabs to collide; ids must fit 1..2^31-1). The rules name their tab in
+// Rule ids: the block rule's id is the tab id, the sandbox rule's is the tab id with bit 30 flipped (the gate's
+// rules flip bits 29 and 28: see rules.js for when ids could collide). The rules name their tab in
 // `condition.tabIds` and live in the browser; whether a tab is guarded is in its record (tabstate.js), which a
 // restarted worker reads back.
 import { CommandError } from "./protocol.js";
