@@ -10,6 +10,7 @@ import pytest
 
 from branchwise.cli import main
 from branchwise.core.usage import Usage
+from branchwise.harness.paired import sign_test
 from branchwise.harness.report import (
     Source,
     build_report,
@@ -225,3 +226,35 @@ def test_where_the_time_goes_counts_calls_at_once_once_and_is_measured_again_fro
     # Results that kept no times (and no store to read them from) leave the table out.
     plain = build_report([result(3, "greedy", 1.0)], ["x"])
     assert "Where the time goes" not in render_markdown(plain) and "Where the time goes" not in render_html(plain)
+
+
+def test_sign_test_is_mcnemars_exact_test() -> None:
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(3, 3) == 1.0
+    assert sign_test(5, 0) == pytest.approx(2 / 32)  # 0.0625: five of five discordant tasks is not yet 5 %
+    assert sign_test(0, 6) == pytest.approx(2 / 64)
+    assert sign_test(2, 1) == 1.0
+    assert sign_test(9, 1) == pytest.approx(2 * 11 / 1024)
+    assert sign_test(1, 9) == sign_test(9, 1)
+    assert 0 < sign_test(500, 400) < 0.01  # big counts stay exact, no float overflow
+
+
+def test_every_two_rows_are_compared_head_to_head_on_the_tasks_both_ran(tmp_path: Path) -> None:
+    """Only the tasks one row solved and the other did not tell two strategies apart; a task one of them has no result
+    for, or could not be evaluated, is not counted."""
+    results = [result(1, "greedy", 1.0), result(2, "greedy", 1.0), result(3, "greedy", 0.0), result(4, "greedy", 1.0),
+               result(5, "greedy", 1.0),
+               result(1, "best_first", 1.0), result(2, "best_first", 0.0), result(3, "best_first", 1.0),
+               result(4, "best_first", 0.0),
+               result(5, "best_first", 0.0).model_copy(update={"eval_error": "the shop did not start"})]
+    report = build_report(results, ["x"])
+    [pair] = report.head_to_head
+    assert (pair.first, pair.second) == ("best_first", "greedy")
+    assert (pair.tasks, pair.both, pair.first_only, pair.second_only) == (4, 1, 1, 2)
+    assert pair.p_value == 1.0
+    markdown = render_markdown(report)
+    assert "| best_first vs greedy | 4 | 1 | 1 | 2 | 1.00 |" in markdown
+    assert "Head to head" in render_html(report) and "McNemar" in render_html(report)
+    # One row alone has nothing to be compared with.
+    alone = build_report([r for r in results if r.strategy == "greedy"], ["x"])
+    assert alone.head_to_head == [] and "Head to head" not in render_markdown(alone) + render_html(alone)

@@ -22,6 +22,7 @@ from ..core.mistakes import MISTAKE_NAMES, MistakeKind
 from ..core.status import ROLES, Role
 from ..store import RunNotFound, RunStore, default_store_path
 from .endings import ENDING_NOTES, ENDINGS, Ending, count_endings
+from .paired import HeadToHead, head_to_head
 from .reach import ANSWER_SOURCE_NOTES, ANSWER_SOURCES, REACH_NOTES, REACHES, AnswerSource, Nearness, Reach, nearness
 from .run import RESULTS_FILE, ResultKey, TaskResult, model_seconds, model_wait_s, read_results
 from .tasks import TaskConfig
@@ -127,6 +128,8 @@ class Report(BaseModel):
     left_out: list[int] = []
     # (task, label, why) of the results that could not be set up or evaluated: out of the rates.
     not_evaluated: list[tuple[int, str, str]] = []
+    # Every two rows on the tasks both ran and had evaluated (paired.py).
+    head_to_head: list[HeadToHead] = []
 
 
 @dataclass(frozen=True)
@@ -320,11 +323,15 @@ def build_report(results: Sequence[TaskResult], sources: Sequence[str], common: 
         for name, group in sorted(by_label.items())
     ]
     scores: dict[int, dict[str, float]] = defaultdict(dict)
+    evaluated: dict[int, dict[str, float]] = defaultdict(dict)
     for result in results:
         scores[result.task_id][label(result)] = result.score
+        if result.evaluated:
+            evaluated[result.task_id][label(result)] = result.score
     return Report(sources=list(sources), strategies=strategies, scores=dict(sorted(scores.items())),
                   intents={r.task_id: r.intent for r in results}, left_out=left_out,
-                  not_evaluated=sorted((r.task_id, label(r), r.eval_error) for r in results if not r.evaluated))
+                  not_evaluated=sorted((r.task_id, label(r), r.eval_error) for r in results if not r.evaluated),
+                  head_to_head=head_to_head(evaluated, [s.label for s in strategies]))
 
 
 def _count(told: Sequence[_Kind | None], kinds: Sequence[_Kind]) -> dict[_Kind, int]:
@@ -436,7 +443,7 @@ def render_html(report: Report) -> str:
         "<table><tr><th>strategy</th><th>SR</th><th>SR_AC</th><th>SR_UA</th><th>tasks</th><th>calls</th>"
         "<th>tokens</th><th>prompt cached</th><th>wall s</th><th>steps</th><th>backtracks</th><th>approvals asked</th>"
         f"<th>model mistakes</th><th>model</th><th>--approve</th><th>not evaluated</th></tr>{rows}</table>"
-        f"{_not_evaluated_html(report)}"
+        f"{_not_evaluated_html(report)}{_head_to_head_html(report)}"
         f"{_counts_html('How the runs ended', '', report, _ending_rows(report))}"
         f"{_counts_html('How near the failed runs came', _REACH_NOTE, report, _reach_rows(report))}"
         f"{_counts_html('Where the wrong answers came from', _ANSWER_SOURCE_NOTE, report, _answer_source_rows(report))}"
@@ -445,6 +452,26 @@ def render_html(report: Report) -> str:
         + grouped("By site", lambda s: s.by_site) + grouped("By task type", lambda s: s.by_type)
         + "<h2>Per task</h2><table><tr><th>task</th><th style='text-align:left'>intent</th>"
         + "".join(f"<th>{e(s)}</th>" for s in strategies) + f"</tr>{task_rows}</table></html>\n")
+
+
+_HEAD_TO_HEAD_NOTE = ("Every two rows on the tasks both ran: only the tasks one of them solved tell them apart, and p "
+                      "is how likely a split at least as uneven is if neither is better (McNemar's exact test).")
+
+
+def _head_to_head_rows(report: Report) -> list[tuple[str, ...]]:
+    return [(f"{pair.first} vs {pair.second}", str(pair.tasks), str(pair.both), str(pair.first_only),
+             str(pair.second_only), f"{pair.p_value:.2f}") for pair in report.head_to_head]
+
+
+def _head_to_head_html(report: Report) -> str:
+    if not report.head_to_head:
+        return ""
+    e = html.escape
+    rows = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>"
+                   for row in _head_to_head_rows(report))
+    return (f"<h2>Head to head</h2><p>{e(_HEAD_TO_HEAD_NOTE)}</p><table><tr><th>rows</th><th>tasks</th>"
+            f"<th>both solved</th><th>only the first</th><th>only the second</th><th>p (exact sign test)</th></tr>"
+            f"{rows}</table>")
 
 
 def _time_rows(report: Report) -> list[tuple[str, ...]]:
@@ -585,6 +612,10 @@ def render_markdown(report: Report) -> str:
     if report.not_evaluated:
         lines += ["", "Not evaluated, so left out of the rates (the task could not be set up or judged):", "",
                   *(f"- {line}" for line in _not_evaluated_lines(report))]
+    if report.head_to_head:
+        lines += ["", f"Head to head. {_HEAD_TO_HEAD_NOTE}", "", "| rows | tasks | both solved | only the first | "
+                  "only the second | p (exact sign test) |", "|---|--:|--:|--:|--:|--:|",
+                  *("| " + " | ".join(row) + " |" for row in _head_to_head_rows(report))]
     lines += _counts_markdown("How the runs ended:", "ending", report, _ending_rows(report))
     lines += _counts_markdown(f"How near the failed runs came. {_REACH_NOTE}", "came", report, _reach_rows(report))
     lines += _counts_markdown(f"Where the wrong answers came from. {_ANSWER_SOURCE_NOTE}", "answer", report,
