@@ -19,9 +19,7 @@ from branchwise.explore.nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
-    copied_example,
     explore_objective,
-    label_examples,
     label_messages,
     parse_change,
     parse_label,
@@ -220,18 +218,20 @@ def test_tab_actions_are_refused_an_episode_works_in_its_one_tab(tmp_path: Path,
     assert len(episode.demos) == 1
 
 
-def test_a_label_that_is_the_prompts_own_example_prunes_without_asking_the_reward_model(tmp_path: Path) -> None:
-    """A real 1.5B labeller answered with its prompt's example in every episode; the reward model then scored it 3
-    and the episode was pruned anyway, a call later and for a reason that was not the real one."""
-    [example, _] = label_examples()
-    assert example.startswith("Find the opening hours")
-    run, episode, _ = run_episode(tmp_path, {
-        HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")], ORCHARD_URL: [act("click [3]")],
-    }, label=f"  {example.upper()}.", max_steps=6)
-    assert episode.demos == [] and len(run.env.executed) == 2
-    assert episode.pruned == f"the labeller answered its prompt's example “{example}”, not these steps"
-    assert run.value.calls == []  # the outcome reward model was not asked
-    assert run.roles.plans.mistakes == {"unreadable_verdict": 1}
-    # Without the `Instruction:` line too, as the model also answered; a label of its own is not a copy.
-    assert copied_example(f"{example}\nAnswer: 9 to 5", label_examples()) == example
-    assert copied_example("Instruction: Find the opening hours of the Orchard bookshop", label_examples()) is None
+def test_the_labellers_prompt_quotes_no_instruction_for_a_small_model_to_copy() -> None:
+    """With two example instructions in its prompt (NNetNav's has four), the real 1.5B labeller answered with one of
+    them in every episode that reached a labelling, whatever the steps (BENCHMARKS.md); told only the form, it wrote
+    "What is the price of the product 'The Silent Archive' by Oskar Lindqvist?" for the steps that opened that page."""
+    system = label_messages("books.example", [Step(HOME_URL, "click [1]", "the Books list opened")], BOOKS_URL,
+                            PAGES[BOOKS_URL].text, NNetNavPrompts())[0].content
+    assert '"' not in system and "one short sentence" in " ".join(system.split())
+
+
+def test_a_label_written_as_a_question_or_left_as_the_placeholder() -> None:
+    """How the real 1.5B labeller also answered: a `Question:` line, or the question alone."""
+    assert parse_label("**Question:** Which product page did I view first?\n**Answer:** The Silent Archive") == Label(
+        "Which product page did I view first?", "The Silent Archive")
+    assert parse_label("What is the name of the project you are viewing?") == Label(
+        "What is the name of the project you are viewing?")
+    assert parse_label("To count the reviews you would open the product page.\nThen read the table?") is None
+    assert parse_label("Instruction: <the instruction>\nAnswer: <the answer>") is None

@@ -37,9 +37,7 @@ from .nnetnav import (
     Label,
     NNetNavPrompts,
     Step,
-    copied_example,
     explore_objective,
-    label_examples,
     label_messages,
     parse_change,
     parse_label,
@@ -219,13 +217,11 @@ class ExploreEpisode:
         judges = self.config.judges
         text = (await ctx.roles.plans.complete(label_messages(self.site, steps, node.url, node.text, judges),
                                                temperature=0.0)).text
-        copied = copied_example(text, label_examples())
         label = parse_label(text)
-        if copied is not None or label is None:
+        if label is None:
             # No instruction for these steps (NNetNav prunes then); nothing to ask the reward model about.
             ctx.roles.plans.noted("unreadable_verdict")
-            self.pruned = (f"the labeller answered its prompt's example “{copied}”, not these steps" if copied
-                           else f"no instruction could be read for the first {len(steps)} steps")
+            self.pruned = f"no instruction could be read for the first {len(steps)} steps"
             await ctx.trace.progress(f"after {len(steps)} steps: {self.pruned}")
             return None
         text = (await ctx.roles.value.complete(reward_messages(label.instruction, steps, node.url, node.text, judges),

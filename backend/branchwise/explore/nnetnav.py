@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chat_model import load_prompt, system_and_user
+from ..chat_model import system_and_user
 from ..llm import ChatMessage
 from ..policy.prompts import observation_within
 from ..policy.replies import DECOR, last_field
@@ -109,25 +109,14 @@ def parse_change(text: str) -> str:
     return last_field(text, r"state\s+change") or " ".join(text.split())[:300]
 
 
-def label_examples() -> tuple[str, ...]:
-    """The example instructions the labeller's prompt quotes."""
-    return tuple(re.findall(r'"([^"]+)"', load_prompt("nnetnav_label_system.txt")))
-
-
-def copied_example(reply: str, examples: Sequence[str]) -> str | None:
-    """The prompt's example a labeller's reply repeats (case, spacing and punctuation aside), or None: a small model
-    asked to label steps may answer with the example instead, with or without the `Instruction:` line
-    (Qwen2.5-Coder-1.5B did, every time)."""
-    def plain(text: str) -> str:
-        return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-    said = plain(reply)
-    return next((example for example in examples if plain(example) in said), None)
-
-
 def parse_label(text: str) -> Label | None:
-    instruction = last_field(text, "instruction")
-    if not instruction or _NONE.match(instruction):
+    """The `Instruction:` line (or `Question:`, `Task:`), else a reply that is one question and nothing more, as a
+    small model answers too; None for none, or for the prompt's own placeholder."""
+    instruction = last_field(text, "(?:instruction|question|task)")
+    if instruction is None:
+        bare = text.strip().strip(" \t*_`\"“”")
+        instruction = bare if "\n" not in bare and bare.endswith("?") else None
+    if not instruction or _NONE.match(instruction) or instruction.startswith("<"):
         return None
     answer = last_field(text, "answer") or ""
     return Label(instruction, "" if _NO_ANSWER.match(answer) else answer)
