@@ -51,6 +51,9 @@ def test_readers_take_the_last_labelled_line_and_tolerate_decoration() -> None:
     assert parse_label("I am not sure what this was.") is None
     assert parse_score("Mostly on task.\nScore: 4/5") == 4
     assert parse_score("Score: 7") is None and parse_score("no score") is None
+    # The number alone, as the real 1.5B reward model once answered; not a number inside a sentence.
+    assert parse_score("4") == 4 and parse_score(" **3/5** ") == 3 and parse_score("7") is None
+    assert parse_score("It did 4 of the steps well.") is None
     assert parse_relabel("Step 1: Books hold the book\nstep 3: done\nStep 1: the Books link", 3) == [
         "the Books link", "", "done"]
     assert parse_relabel("**Step 1:** open Books", 1) == ["open Books"]

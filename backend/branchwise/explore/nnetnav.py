@@ -29,6 +29,7 @@ PERSONAS: tuple[str, ...] = (
 )
 
 _SCORE = re.compile(rf"^{DECOR}score{DECOR}[:：=]{DECOR}([1-5])(?:\.0+)?\s*(?:/\s*5)?\b", re.I | re.M)
+_BARE_SCORE = re.compile(rf"^{DECOR}([1-5])(?:\.0+)?\s*(?:/\s*5)?{DECOR}$")
 _STEP = re.compile(rf"^{DECOR}step\s*(\d+){DECOR}[:.)]\s*(.+)$", re.I | re.M)
 _NONE = re.compile(r"^\W*(n/?a|none|-)?\W*$", re.I)
 # An answer line a labeller filled in for an instruction that asks nothing: "None (not a question)", "<the answer>".
@@ -123,8 +124,9 @@ def parse_label(text: str) -> Label | None:
 
 
 def parse_score(text: str) -> int | None:
-    """The last `Score:` from 1 to 5; None without one."""
-    found = _SCORE.findall(text)
+    """The last `Score:` from 1 to 5, or a reply that is that number alone (the real 1.5B reward model answered "4");
+    None without one."""
+    found = _SCORE.findall(text) or _BARE_SCORE.findall(text)
     return int(found[-1]) if found else None
 
 
