@@ -201,7 +201,7 @@ async def launch_chromium(config: ChromiumConfig) -> LaunchedBrowser:
     except BaseException:
         # Nothing is left of a browser that did not start (or whose start was cancelled): no process, no profile.
         helpers = _helpers_of(process.pid)
-        if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
             process.kill()
         await process.wait()
         await _end(helpers, 0)
