@@ -426,6 +426,19 @@ def test_unknown_action_names_valid_ones() -> None:
     assert "Did you mean" not in _error("frobnicate [1]")
 
 
+def test_a_reply_in_prose_is_told_the_format_not_an_unknown_action() -> None:
+    """Told "Unknown action 'i'" for "I apologize, …", a real 1.5B model answered stop [Unknown action 'i'. …]."""
+    for prose in ("I apologize, but there is no element with the id 767 on this page.",
+                  "Therefore, the answer is on the next page."):
+        with pytest.raises(ActionParseError) as info:
+            parse_response(prose)
+        assert str(info.value).startswith("No action found. End your reply with: In summary, the next action I will")
+    # A misspelt action keeps its hint, and an action in prose's place still parses.
+    with pytest.raises(ActionParseError, match="Did you mean 'click'"):
+        parse_response("clik [12]")
+    assert parse_response("Going on.\nscroll [down]").action == parse_action("scroll [down]")
+
+
 def test_unknown_call_names_valid_calls() -> None:
     message = _error("clik('12')")
     assert message == f"Unknown action 'clik'. Did you mean 'click'? Valid actions: {VALID_CALLS}"

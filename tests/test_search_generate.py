@@ -123,7 +123,8 @@ def test_an_unparseable_answer_is_sent_back_with_the_parse_error() -> None:
     assert retry.messages[:-2] == first.messages
     assert (retry.messages[-2].role, retry.messages[-2].content) == ("assistant", "I am not sure.")
     assert retry.messages[-1].role == "user"
-    assert retry.last.startswith("your answer has no valid action: Unknown action 'i'. Valid actions: click [id]")
+    assert retry.last.startswith("your answer has no valid action: No action found. End your reply with: In summary, "
+                                 "the next action I will perform is ```click [12]```. Valid actions: click [id]")
     assert retry.last.endswith(". Give one valid action in the same format.")
     # WebOperator's generation temperature.
     assert [c.temperature for c in fake.calls] == [0.7] * 2
