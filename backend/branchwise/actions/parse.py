@@ -127,8 +127,7 @@ def parse_response(text: str) -> ParsedResponse:
 
 def _is_prose(line: str) -> bool:
     """A line whose first word is neither an action's name nor a misspelling of one."""
-    match = _NAME.match(_clean(line))
-    word = match.group(1).lower() if match else ""
+    word = _first_word(line)
     return word not in _ACTION_WORDS and not difflib.get_close_matches(word, _ACTION_WORDS, n=1)
 
 
@@ -181,9 +180,14 @@ def first_of_several(line: str) -> str:
     return line[: match.start() + 1]
 
 
-def _starts_with_action_word(line: str) -> bool:
+def _first_word(line: str) -> str:
+    """The word a line would name its action with, lower-cased ("" when it starts with none)."""
     match = _NAME.match(_clean(line))
-    return match is not None and match.group(1).lower() in _ACTION_WORDS
+    return match.group(1).lower() if match else ""
+
+
+def _starts_with_action_word(line: str) -> bool:
+    return _first_word(line) in _ACTION_WORDS
 
 
 def _parse_line(line: str) -> Action:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..chat_model import system_and_user
 from ..llm import ChatMessage
 from ..policy.prompts import observation_within
-from ..policy.replies import DECOR, last_field
+from ..policy.replies import DECOR, VALUE_DECOR, last_field
 
 # Who the exploration policy pretends to be: NNetNav samples a persona per episode so that exploration covers what
 # different users do on a site.
@@ -115,7 +115,7 @@ def parse_label(text: str) -> Label | None:
     small model answers too; None for none, or for the prompt's own placeholder."""
     instruction = last_field(text, "(?:instruction|question|task)")
     if instruction is None:
-        bare = text.strip().strip(" \t*_`\"“”")
+        bare = text.strip().strip(VALUE_DECOR)
         instruction = bare if "\n" not in bare and bare.endswith("?") else None
     if not instruction or _NONE.match(instruction) or instruction.startswith("<"):
         return None

@@ -7,6 +7,8 @@ import re
 
 # Markdown decorations and quotes models put around a label and its value: bold, headings, quotes, bullets.
 DECOR = r"[\s*_#>`\"'“”‘’-]*"
+# What goes from both ends of a value read off a reply: markup and double quotes.
+VALUE_DECOR = " \t*_`\"“”"
 
 
 def last_field(text: str, name: str) -> str | None:
@@ -14,4 +16,4 @@ def last_field(text: str, name: str) -> str | None:
     one."""
     found = re.findall(rf"^{DECOR}{name}{DECOR}[:：=]\s*(.*)$", text, re.I | re.M)
     # Bold closes after the colon (`**Answer:** "Nancy"`): markup and double quotes go from both ends at once.
-    return found[-1].strip(" \t*_`\"“”") if found else None
+    return found[-1].strip(VALUE_DECOR) if found else None
