@@ -1,7 +1,7 @@
 import { STORAGE } from "./lib/constants.js";
 import { checkSettings, loadSettings, saveSettings, settingsFromHash } from "./lib/settings.js";
 import { loadSiteLists, parseSiteList, saveSiteLists } from "./lib/sites.js";
-import { getConnectionStatus } from "./lib/status.js";
+import { getConnectionStatus, newerStatus } from "./lib/status.js";
 
 const form = document.getElementById("form");
 const backend = document.getElementById("backend");
@@ -12,7 +12,11 @@ const status = document.getElementById("status");
 const LABELS = { connected: "Connected", connecting: "Connecting…", disconnected: "Not connected", refused: "Refused",
   unpaired: "Not paired" };
 
+let shownStatus = null;
+
 function showStatus(connection) {
+  if (!newerStatus(connection, shownStatus)) return;
+  shownStatus = connection;
   status.dataset.state = connection.state;
   status.textContent = `${LABELS[connection.state] || connection.state}${connection.detail ? ": " + connection.detail : ""}`;
 }

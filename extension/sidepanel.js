@@ -3,6 +3,7 @@
 // flagged action.
 import { cardPause, countdownText, remainingSeconds, renderConfirm } from "./lib/confirmview.js";
 import { STORAGE } from "./lib/constants.js";
+import { newerStatus } from "./lib/status.js";
 import { el, renderTree } from "./lib/treeview.js";
 
 const statusEl = document.getElementById("status");
@@ -27,8 +28,11 @@ let connected = false;
 let activeRunId = null;
 let shownRuns = [];
 let handedTabs = [];
+let shownStatus = null;
 
 function showStatus(connection) {
+  if (!newerStatus(connection, shownStatus)) return;
+  shownStatus = connection;
   connected = connection.state === "connected";
   statusEl.dataset.state = connection.state;
   statusEl.textContent = `${LABELS[connection.state] || connection.state}${connection.detail && !connected ? ": " + connection.detail : ""}`;
@@ -245,7 +249,7 @@ async function init() {
   showRuns(runs);
   showConfirms(waiting);
   const reply = await chrome.runtime.sendMessage({ kind: "status" }).catch(() => null);
-  if (reply?.connection) showStatus(reply.connection);
+  showStatus(reply?.connection);
   if (reply?.tabs) {
     handedTabs = reply.tabs;
     renderHanded();

@@ -2,8 +2,20 @@
 // and hear changes even when the worker was asleep in between.
 import { STORAGE } from "./constants.js";
 
+// Each status's `at` is later than the one before, even within a millisecond: a page tells a stale status from a newer
+// one by it (see newerStatus).
+let lastAt = 0;
+
 export async function setConnectionStatus(state, detail = "") {
-  await chrome.storage.session.set({ [STORAGE.connection]: { state, detail, at: Date.now() } });
+  lastAt = Math.max(Date.now(), lastAt + 1);
+  await chrome.storage.session.set({ [STORAGE.connection]: { state, detail, at: lastAt } });
+}
+
+// Whether `connection` is newer than the status a page shows (null: none yet). A page hears the status twice, from the
+// worker's reply to its "status" request and from storage changes, and the two may arrive out of order: a reply read
+// before a change can arrive after it, and must not put "Connecting…" back over "Refused".
+export function newerStatus(connection, shown) {
+  return Boolean(connection) && (!shown || (connection.at || 0) > (shown.at || 0));
 }
 
 export async function getConnectionStatus() {
