@@ -221,6 +221,34 @@ def test_tab_actions_are_refused_an_episode_works_in_its_one_tab(tmp_path: Path,
     assert len(episode.demos) == 1
 
 
+def test_every_refusal_on_a_page_is_told_back_until_a_step_is_taken(tmp_path: Path) -> None:
+    """Told only the last refusal, a real 1.5B model went back to the one before it (`goto` the same 404 twice, `stop`
+    twice) and used up its five tries on a page."""
+    run, _, prompts = run_episode(tmp_path, {
+        HOME_URL: [act("stop [done]"), act("click [4]"), act("new_tab"), act("click [1]")],
+        BOOKS_URL: [act("click [3]"), act("click [2]")], ORCHARD_URL: [act("stop [done]")]})
+    assert run.env.executed == [(HOME_URL, "click [1]"), (BOOKS_URL, "click [2]")]
+    fourth = prompts[3].last
+    assert "NOT RUN ON THIS PAGE, do not repeat them:\n- `stop [done]` was not run: explore further first" in fourth
+    assert "\n- `click [4]` was not run: exploring never uses sign-up" in fourth
+    assert "\n- `new_tab` was not run: exploring works in this one tab" in fourth
+    # A step taken: the home page's refusals are not told on Books, only Books' own.
+    at_books = [p.last for p in prompts if "URL: " + BOOKS_URL in p.last]
+    assert "NOT RUN ON THIS PAGE" not in at_books[0] and "was not run" not in at_books[0]
+    assert "- `click [3]` was not run: it is destructive" in at_books[1] and "click [4]" not in at_books[1]
+
+
+def test_the_prompt_says_up_front_that_a_new_tab_or_an_early_stop_will_not_run(tmp_path: Path) -> None:
+    _, _, prompts = run_episode(tmp_path, {
+        HOME_URL: [act("click [1]")], BOOKS_URL: [act("click [2]")], ORCHARD_URL: [act("click [1]")]},
+        max_steps=3, relabel_every=2)
+    not_possible = [next(line for line in p.last.splitlines() if line.startswith("NOT POSSIBLE HERE:"))
+                    for p in prompts]
+    assert all("new_tab (exploring works in this one tab)" in line for line in not_possible)
+    assert "stop (not before 2 actions; 0 taken so far)" in not_possible[0]
+    assert "stop (not before 2 actions; 1 taken so far)" in not_possible[1]
+    assert "stop" not in not_possible[2].replace("new_tab", ""), "after two actions a stop may end the episode"
+
 def test_the_labellers_prompt_quotes_no_instruction_for_a_small_model_to_copy() -> None:
     """With two example instructions in its prompt (NNetNav's has four), the real 1.5B labeller answered with one of
     them in every episode that reached a labelling, whatever the steps (BENCHMARKS.md); told only the form, it wrote

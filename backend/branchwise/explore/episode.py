@@ -93,6 +93,22 @@ def _teaches_nothing(action: Action, node: Node, min_actions: int) -> str | None
     return None
 
 
+def _not_while_exploring(taken: int, min_actions: int) -> list[str]:
+    """What the policy prompt lists as not possible while exploring, beside what the page does not allow: told up
+    front rather than learnt from refusals (`_teaches_nothing` still refuses them)."""
+    unavailable = ["new_tab (exploring works in this one tab)"]
+    if taken < min_actions:
+        unavailable.append(f"stop (not before {min_actions} actions; {taken} taken so far)")
+    return unavailable
+
+
+def _attempts_note(refused: list[str]) -> str:
+    """The refused attempts on this page, for the objective's end."""
+    if not refused:
+        return ""
+    return "\nNOT RUN ON THIS PAGE, do not repeat them:\n" + "\n".join(f"- {r}" for r in refused)
+
+
 def _page_address(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc.lower(), parts.path.rstrip("/"), parts.query, ""))
@@ -131,19 +147,21 @@ class ExploreEpisode:
         prompt = config.prompt.fitted(ctx.roles.policy.config)
         path: list[Node] = [node]
         steps: list[Step] = []
-        previous: str | None = None
-        invalid = 0
-        while len(steps) < config.max_steps and invalid < config.max_invalid_in_a_row and not self.pruned:
+        # What was refused on this page since the last step, told back in full: told only the last refusal, a 1.5B
+        # model went back to the one before it (`goto` the same 404 twice, `stop` twice, in five tries).
+        refused: list[str] = []
+        while len(steps) < config.max_steps and len(refused) < config.max_invalid_in_a_row and not self.pruned:
             history = policy_history(ctx, node, config.history, prompt)
-            note = f"\nLAST ATTEMPT: {previous}" if previous else ""
-            messages = build_cot_messages(objective + note, node.text, node.url, history, config=prompt,
-                                          unavailable=unavailable_actions(node.page, node.space))
+            unavailable = [*unavailable_actions(node.page, node.space),
+                           *_not_while_exploring(len(steps), config.relabel_every)]
+            messages = build_cot_messages(objective + _attempts_note(refused), node.text, node.url, history,
+                                          config=prompt, unavailable=unavailable)
             text = (await ctx.roles.policy.complete(messages, temperature=config.temperature)).text
             try:
                 parsed = parse_response(text)
             except ActionParseError as exc:
                 ctx.roles.policy.noted("unparseable")
-                invalid, previous = invalid + 1, f"your answer had no valid action ({exc})"
+                refused.append(f"your answer had no valid action ({exc})")
                 continue
             action, thought = proposed(parsed, node.page, ctx.secrets, ctx.roles.policy)
             if isinstance(action, Stop) and len(steps) >= config.relabel_every:
@@ -151,15 +169,15 @@ class ExploreEpisode:
             checked = await self._check(ctx, node, action)
             if not isinstance(checked, ActionClass):  # (ActionClass is a str enum: test for it, not for str)
                 await ctx.trace.progress(f"not exploring `{action.to_text()}`: {checked}")
-                invalid, previous = invalid + 1, f"`{action.to_text()}` was not run: {checked}"
+                refused.append(f"`{action.to_text()}` was not run: {checked}")
                 continue
             item = FrontierItem(node_id=node.id, action=action, action_text=action.to_text(),
                                 action_class=checked, reward=0.0, thought=thought)
             step = await advance(ctx, node, item, recognise_revisits=False)
             if step.node is None or step.node.status == "dead":
-                invalid, previous = invalid + 1, f"`{item.action_text}` failed"
+                refused.append(f"`{item.action_text}` failed")
                 continue
-            invalid, previous = 0, None
+            refused = []
             child = step.node
             summary = await ctx.roles.plans.complete(
                 summary_messages(node.url, node.text, item.action_text, child.url, child.text, config.judges),
