@@ -74,7 +74,7 @@ def test_the_profile_is_gone_after_close_though_a_helper_writes_to_it_on_its_way
 
 
 def test_a_helper_that_does_not_exit_is_killed_and_the_profile_removed(
-        tmp_path: Path, temp_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, temp_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(launcher, "HELPERS_EXIT_SECONDS", 0.3)
 
     async def scenario() -> None:
@@ -84,13 +84,16 @@ def test_a_helper_that_does_not_exit_is_killed_and_the_profile_removed(
         assert not browser.user_data_dir.exists()
 
     asyncio.run(scenario())
+    assert "helper processes still ran 0.3 s after it closed: killed" in caplog.text
 
 
-def test_a_browser_that_never_starts_leaves_no_process_and_no_profile(tmp_path: Path, temp_dir: Path) -> None:
+def test_a_browser_that_never_starts_leaves_no_process_and_no_profile(
+        tmp_path: Path, temp_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises(BrowserLaunchError, match="did not open its DevTools port within 1 s"):
-        asyncio.run(launch_chromium(fake_browser(tmp_path, helper_seconds=0.2, starts=False)))
+        asyncio.run(launch_chromium(fake_browser(tmp_path, helper_seconds=30, starts=False)))
     assert list(temp_dir.iterdir()) == []
     assert helper_ends(tmp_path)
+    assert "still ran" not in caplog.text, "the launch's own error says what happened; no warning about 0 s"
 
 
 def test_a_profile_the_user_gave_is_kept(tmp_path: Path, temp_dir: Path) -> None:

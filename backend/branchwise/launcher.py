@@ -169,11 +169,14 @@ def _helpers_of(pid: int) -> set[Helper]:
 
 
 async def _end(helpers: set[Helper], seconds: float) -> None:
-    """Wait until none of `helpers` runs, killing those that still do after `seconds`."""
+    """Wait until none of `helpers` runs, killing those that still do after `seconds` (0: at once, a browser that did
+    not start; nothing to warn about then, its launch fails with the reason)."""
     deadline = asyncio.get_running_loop().time() + seconds
     while left := helpers & _running().keys():
         if asyncio.get_running_loop().time() >= deadline:
-            log.warning("%d of Chromium's helper processes still ran %g s after it closed: killed", len(left), seconds)
+            if seconds:
+                log.warning("%d of Chromium's helper processes still ran %g s after it closed: killed", len(left),
+                            seconds)
             for pid, _ in left:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
