@@ -249,6 +249,7 @@ def test_the_prompt_says_up_front_that_a_new_tab_or_an_early_stop_will_not_run(t
     assert "stop (not before 2 actions; 1 taken so far)" in not_possible[1]
     assert "stop" not in not_possible[2].replace("new_tab", ""), "after two actions a stop may end the episode"
 
+
 def test_the_labellers_prompt_quotes_no_instruction_for_a_small_model_to_copy() -> None:
     """With two example instructions in its prompt (NNetNav's has four), the real 1.5B labeller answered with one of
     them in every episode that reached a labelling, whatever the steps (BENCHMARKS.md); told only the form, it wrote
@@ -266,3 +267,8 @@ def test_a_label_written_as_a_question_or_left_as_the_placeholder() -> None:
         "What is the name of the project you are viewing?")
     assert parse_label("To count the reviews you would open the product page.\nThen read the table?") is None
     assert parse_label("Instruction: <the instruction>\nAnswer: <the answer>") is None
+    # A how-to question (the real 1.5B labeller's, shortened), answered with steps: no answer to stop with, so
+    # `stop [done]`, not `stop [To find a specific question …, you can follow these steps:]`.
+    assert parse_label("Instruction: How can I find a question about Piranesi?\n\nAnswer: To find a question about "
+                       "Piranesi, you can follow these steps:\n1. Go to the search page.\n2. Type \"Piranesi\" in "
+                       "the search box.") == Label("How can I find a question about Piranesi?")

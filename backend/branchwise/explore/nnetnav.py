@@ -32,8 +32,9 @@ _SCORE = re.compile(rf"^{DECOR}score{DECOR}[:：=]{DECOR}([1-5])(?:\.0+)?\s*(?:/
 _BARE_SCORE = re.compile(rf"^{DECOR}([1-5])(?:\.0+)?\s*(?:/\s*5)?{DECOR}$")
 _STEP = re.compile(rf"^{DECOR}step\s*(\d+){DECOR}[:.)]\s*(.+)$", re.I | re.M)
 _NONE = re.compile(r"^\W*(n/?a|none|-)?\W*$", re.I)
-# An answer line a labeller filled in for an instruction that asks nothing: "None (not a question)", "<the answer>".
-_NO_ANSWER = re.compile(r"^\W*(?:n/?a\b|none\b|not applicable\b|no answer\b|-+\W*$|<)|^\s*$", re.I)
+# An answer line a labeller filled in for an instruction that asks nothing: "None (not a question)", "<the answer>",
+# or the start of steps that do not follow ("To find it on the website, you can follow these steps:", a real one).
+_NO_ANSWER = re.compile(r"^\W*(?:n/?a\b|none\b|not applicable\b|no answer\b|-+\W*$|<)|^\s*$|^.*[:：]\s*$", re.I)
 
 
 class NNetNavPrompts(BaseModel):
